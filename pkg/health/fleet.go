@@ -1,0 +1,57 @@
+package health
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/inferops/vllm-datasource/pkg/models"
+)
+
+// fleet counts what the running-requests gauge says exists right now.
+type fleet struct {
+	engines, instances, models int
+	withEngineLabel            int
+}
+
+// countFleet asks for one sample per (instance, engine, model); both
+// generations expose num_requests_running, so it sees mixed fleets whole.
+func countFleet(ctx context.Context, p Prometheus, s models.Settings, now time.Time) (fleet, error) {
+	expr := fmt.Sprintf("group by (%s, engine, model_name) (%snum_requests_running)", s.InstanceLabel, s.MetricPrefix)
+	vec, _, err := p.Query(ctx, expr, now)
+	if err != nil {
+		return fleet{}, err
+	}
+	return tally(vec, model.LabelName(s.InstanceLabel)), nil
+}
+
+func tally(vec model.Vector, instLabel model.LabelName) fleet {
+	engines, instances, modelSet := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	var f fleet
+	for _, smp := range vec {
+		inst := string(smp.Metric[instLabel])
+		eng, hasEngine := smp.Metric["engine"]
+		if hasEngine {
+			f.withEngineLabel++
+		}
+		engines[inst+"\x00"+string(eng)] = true
+		instances[inst] = true
+		modelSet[string(smp.Metric["model_name"])] = true
+	}
+	f.engines, f.instances, f.models = len(engines), len(instances), len(modelSet)
+	return f
+}
+
+func (f fleet) summary() string {
+	return fmt.Sprintf("%s on %s serving %s",
+		plural(f.engines, "engine"), plural(f.instances, "instance"), plural(f.models, "model"))
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

@@ -1,0 +1,112 @@
+// Package health answers Grafana's "Save & test": it proves that Prometheus
+// is reachable, names it, and proves that vLLM series are there, with a
+// message an operator can act on when something is missing.
+package health
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+
+	"github.com/inferops/vllm-datasource/pkg/models"
+	"github.com/inferops/vllm-datasource/pkg/prom"
+	"github.com/inferops/vllm-datasource/pkg/vllm"
+)
+
+// Prometheus is what the health check needs from the client.
+type Prometheus interface {
+	Host() string
+	BuildInfo(ctx context.Context) (v1.BuildinfoResult, error)
+	MetricNames(ctx context.Context, nameRE string, start, end time.Time) ([]string, error)
+	Query(ctx context.Context, expr string, ts time.Time) (model.Vector, []string, error)
+}
+
+// lookback bounds the name search so a health check on a huge TSDB stays cheap
+// while still finding a fleet that scraped recently.
+const lookback = time.Hour
+
+// Check runs the health check at time now.
+func Check(ctx context.Context, p Prometheus, s models.Settings, now time.Time) *backend.CheckHealthResult {
+	server, err := identify(ctx, p)
+	if err != nil {
+		return failed(unreachableMessage(p.Host(), err))
+	}
+	names, err := p.MetricNames(ctx, vllm.NameMatcherRegex(s.MetricPrefix), now.Add(-lookback), now)
+	if err != nil {
+		return failed(fmt.Sprintf("%s answered, but listing metric names failed: %v", server, err))
+	}
+	det := vllm.Detect(names, s.MetricPrefix)
+	if !det.Found() {
+		return failed(noVLLMMessage(server, s))
+	}
+	fl, err := countFleet(ctx, p, s, now)
+	if err != nil {
+		return failed(fmt.Sprintf("%s has vLLM metric names, but counting engines failed: %v", server, err))
+	}
+	gen := generationFor(det, fl)
+	return &backend.CheckHealthResult{
+		Status:      backend.HealthStatusOk,
+		Message:     fmt.Sprintf("%s: vLLM %s metrics found: %s", server, gen, fl.summary()),
+		JSONDetails: details(gen, det, fl),
+	}
+}
+
+// identify names the server from buildinfo. A 404 is normal for compatible
+// servers (older Thanos, VictoriaMetrics), so only reachability errors fail.
+func identify(ctx context.Context, p Prometheus) (string, error) {
+	bi, err := p.BuildInfo(ctx)
+	switch {
+	case err == nil && bi.Version != "":
+		return "Prometheus " + bi.Version, nil
+	case err == nil, prom.KindOf(err) == prom.KindBadQuery, prom.KindOf(err) == prom.KindServer,
+		prom.KindOf(err) == prom.KindBadResponse:
+		return "Prometheus-compatible server at " + p.Host(), nil
+	default:
+		return "", err
+	}
+}
+
+func failed(msg string) *backend.CheckHealthResult {
+	return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: msg}
+}
+
+// unreachableMessage tells auth failures apart from network ones.
+func unreachableMessage(host string, err error) string {
+	switch prom.KindOf(err) {
+	case prom.KindUnauthorized:
+		return fmt.Sprintf("Prometheus at %s rejected the credentials (%v). Check basic auth, custom headers (e.g. Authorization: Bearer …) and TLS client settings.", host, err)
+	case prom.KindTimeout:
+		return fmt.Sprintf("Prometheus at %s did not answer within the query timeout (%v). Check the URL, network path, or raise the query timeout.", host, err)
+	default:
+		return fmt.Sprintf("Prometheus at %s is unreachable (%v). Check the URL and that the Grafana server can reach it.", host, err)
+	}
+}
+
+// noVLLMMessage lists what to check when Prometheus has no vLLM series.
+func noVLLMMessage(server string, s models.Settings) string {
+	return fmt.Sprintf("%s is reachable but has no vLLM series (no metric name starts with %q in the last %s). Check: "+
+		"1) the scrape config has a job for every vLLM server's /metrics endpoint and its targets are up; "+
+		"2) the metric prefix setting matches your deployment (e.g. ray_vllm: on Ray Serve); "+
+		"3) vLLM was not started with --disable-log-stats, which turns its metrics off.", server, s.MetricPrefix, lookback)
+}
+
+// generationFor settles an unknown generation with the engine label: only V1
+// engines carry it.
+func generationFor(det vllm.Detection, fl fleet) vllm.Generation {
+	if det.Generation != vllm.GenUnknown {
+		return det.Generation
+	}
+	if fl.withEngineLabel > 0 {
+		return vllm.GenV1
+	}
+	return vllm.GenV0
+}
+
+func details(gen vllm.Generation, det vllm.Detection, fl fleet) []byte {
+	return fmt.Appendf(nil, `{"generation":%q,"engines":%d,"instances":%d,"models":%d,"metricNames":%d}`,
+		string(gen), fl.engines, fl.instances, fl.models, len(det.Names))
+}

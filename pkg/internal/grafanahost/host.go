@@ -1,0 +1,210 @@
+// Package grafanahost plays Grafana's part of the plugin protocol in tests:
+// it builds the real plugin binary, starts it with hashicorp/go-plugin and
+// the SDK's handshake constants exactly as Grafana does, and calls the
+// plugin over gRPC. Nothing here is a fake of the plugin.
+package grafanahost
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/backend/grpcplugin"
+	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
+	"github.com/hashicorp/go-hclog"
+	goplugin "github.com/hashicorp/go-plugin"
+)
+
+// PluginJSON is the part of plugin.json Grafana reads to start a backend.
+type PluginJSON struct {
+	ID          string `json:"id"`
+	Type        string `json:"type"`
+	Backend     bool   `json:"backend"`
+	Executable  string `json:"executable"`
+	Alerting    bool   `json:"alerting"`
+	Annotations bool   `json:"annotations"`
+}
+
+// Host is a started plugin process and its gRPC clients.
+type Host struct {
+	Plugin PluginJSON
+	client *goplugin.Client
+	data   grpcplugin.DataClient
+	diag   grpcplugin.DiagnosticsClient
+	res    grpcplugin.ResourceClient
+}
+
+// RepoRoot finds the module root from the test's working directory.
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		t.Fatalf("go env GOMOD: %v", err)
+	}
+	return filepath.Dir(strings.TrimSpace(string(out)))
+}
+
+// Build compiles the plugin into a fresh temp dir laid out like a Grafana
+// plugin folder (plugin.json beside <executable>_<os>_<arch>) and returns it.
+// It builds cgo-free, as the SDK's mage targets do.
+func Build(t testing.TB) string {
+	t.Helper()
+	root := RepoRoot(t)
+	dir := t.TempDir()
+	raw, err := os.ReadFile(filepath.Join(root, "plugin.json"))
+	if err != nil {
+		t.Fatalf("read plugin.json: %v", err)
+	}
+	var pj PluginJSON
+	if err := json.Unmarshal(raw, &pj); err != nil {
+		t.Fatalf("parse plugin.json: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "plugin.json"), raw, 0o600); err != nil {
+		t.Fatalf("write plugin.json: %v", err)
+	}
+	exe := filepath.Join(dir, pj.Executable+"_"+runtime.GOOS+"_"+strings.ToLower(runtime.GOARCH))
+	cmd := exec.Command("go", "build", "-o", exe, "./pkg")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build plugin: %v\n%s", err, out)
+	}
+	return dir
+}
+
+// Launch starts the plugin in dir the way Grafana does and dispenses the
+// data, diagnostics and resource services. The process is killed at cleanup.
+func Launch(t testing.TB, dir string) *Host {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, "plugin.json"))
+	if err != nil {
+		t.Fatalf("read plugin.json: %v", err)
+	}
+	h := &Host{}
+	if err := json.Unmarshal(raw, &h.Plugin); err != nil {
+		t.Fatalf("parse plugin.json: %v", err)
+	}
+	if !h.Plugin.Backend {
+		t.Fatalf("plugin.json: backend is false; Grafana would not start %s", h.Plugin.Executable)
+	}
+	exe := filepath.Join(dir, h.Plugin.Executable+"_"+runtime.GOOS+"_"+strings.ToLower(runtime.GOARCH))
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), "GF_VERSION=12.4.0")
+	h.client = goplugin.NewClient(&goplugin.ClientConfig{
+		HandshakeConfig: goplugin.HandshakeConfig{
+			ProtocolVersion:  grpcplugin.ProtocolVersion,
+			MagicCookieKey:   grpcplugin.MagicCookieKey,
+			MagicCookieValue: grpcplugin.MagicCookieValue,
+		},
+		Plugins: map[string]goplugin.Plugin{
+			"data":        &grpcplugin.DataGRPCPlugin{},
+			"diagnostics": &grpcplugin.DiagnosticsGRPCPlugin{},
+			"resource":    &grpcplugin.ResourceGRPCPlugin{},
+		},
+		Cmd:              cmd,
+		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
+		Logger:           hclog.New(&hclog.LoggerOptions{Output: io.Discard}),
+		StartTimeout:     30 * time.Second,
+	})
+	t.Cleanup(h.client.Kill)
+	h.dispense(t)
+	return h
+}
+
+func (h *Host) dispense(t testing.TB) {
+	t.Helper()
+	rpc, err := h.client.Client()
+	if err != nil {
+		t.Fatalf("start plugin (handshake): %v", err)
+	}
+	get := func(name string) any {
+		raw, err := rpc.Dispense(name)
+		if err != nil {
+			t.Fatalf("dispense %s: %v", name, err)
+		}
+		return raw
+	}
+	h.data = get("data").(grpcplugin.DataClient)
+	h.diag = get("diagnostics").(grpcplugin.DiagnosticsClient)
+	h.res = get("resource").(grpcplugin.ResourceClient)
+}
+
+// PluginContext builds what Grafana sends with every call for a data source.
+func (h *Host) PluginContext(ds backend.DataSourceInstanceSettings) backend.PluginContext {
+	if ds.UID == "" {
+		ds.UID = "vllm-test"
+	}
+	if ds.Updated.IsZero() {
+		ds.Updated = time.Unix(1_700_000_000, 0)
+	}
+	ds.Type = h.Plugin.ID
+	return backend.PluginContext{PluginID: h.Plugin.ID, OrgID: 1, DataSourceInstanceSettings: &ds,
+		GrafanaConfig: backend.NewGrafanaCfg(map[string]string{"GF_APP_URL": "http://localhost:3000"})}
+}
+
+// CheckHealth calls the diagnostics service as "Save & test" does.
+func (h *Host) CheckHealth(t testing.TB, ds backend.DataSourceInstanceSettings) *backend.CheckHealthResult {
+	t.Helper()
+	pc := backend.ToProto().PluginContext(h.PluginContext(ds))
+	resp, err := h.diag.CheckHealth(ctx(t), &pluginv2.CheckHealthRequest{PluginContext: pc})
+	if err != nil {
+		t.Fatalf("CheckHealth over gRPC: %v", err)
+	}
+	return backend.FromProto().CheckHealthResponse(resp)
+}
+
+// QueryData calls the data service; headers carry e.g. FromAlert.
+func (h *Host) QueryData(t testing.TB, ds backend.DataSourceInstanceSettings, headers map[string]string, queries ...backend.DataQuery) *backend.QueryDataResponse {
+	t.Helper()
+	req := &backend.QueryDataRequest{PluginContext: h.PluginContext(ds), Headers: headers, Queries: queries}
+	resp, err := h.data.QueryData(ctx(t), backend.ToProto().QueryDataRequest(req))
+	if err != nil {
+		t.Fatalf("QueryData over gRPC: %v", err)
+	}
+	out, err := backend.FromProto().QueryDataResponse(resp)
+	if err != nil {
+		t.Fatalf("decode QueryData response: %v", err)
+	}
+	return out
+}
+
+// CallResource calls a resource route (path without leading slash).
+func (h *Host) CallResource(t testing.TB, ds backend.DataSourceInstanceSettings, method, path string, body []byte) *backend.CallResourceResponse {
+	t.Helper()
+	req := &backend.CallResourceRequest{PluginContext: h.PluginContext(ds), Method: method, Path: path, URL: path, Body: body}
+	stream, err := h.res.CallResource(ctx(t), backend.ToProto().CallResourceRequest(req))
+	if err != nil {
+		t.Fatalf("CallResource over gRPC: %v", err)
+	}
+	var out *backend.CallResourceResponse
+	for {
+		msg, err := stream.Recv()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("CallResource stream: %v", err)
+		}
+		part := backend.FromProto().CallResourceResponse(msg)
+		if out == nil {
+			out = part
+			continue
+		}
+		out.Body = append(out.Body, part.Body...)
+	}
+	return out
+}
+
+func ctx(t testing.TB) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return c
+}

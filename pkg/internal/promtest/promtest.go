@@ -1,0 +1,210 @@
+// Package promtest starts the real Prometheus server for integration tests:
+// on 127.0.0.1 with a free port and a temporary data directory, scraping
+// targets the test itself started. There is no mock here on purpose.
+package promtest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// ContentType is the exposition Content-Type Prometheus 3 insists on.
+const ContentType = "text/plain; version=0.0.4; charset=utf-8"
+
+// Options configure one Prometheus.
+type Options struct {
+	// Targets are host:port pairs scraped by the job "vllm".
+	Targets []string
+	// TargetsFile, when set, is a file_sd JSON file for the job "vllm".
+	TargetsFile string
+	// ScrapeInterval defaults to 1s so tests see data quickly.
+	ScrapeInterval time.Duration
+	// ConfigFile, when set, is used as-is instead of a generated config.
+	ConfigFile string
+}
+
+// Server is a running Prometheus.
+type Server struct {
+	URL  string
+	Addr string
+}
+
+// Binary finds the prometheus executable or fails the test with what to do.
+func Binary(t testing.TB) string {
+	t.Helper()
+	for _, p := range []string{os.Getenv("PROMETHEUS_BIN"), "prometheus", "/usr/bin/prometheus"} {
+		if p == "" {
+			continue
+		}
+		if path, err := exec.LookPath(p); err == nil {
+			return path
+		}
+	}
+	t.Fatalf("prometheus is not installed: run the README's test command (it runs apt-get install -y prometheus) or set PROMETHEUS_BIN")
+	return ""
+}
+
+// Start launches Prometheus and waits until it is ready. It is stopped and
+// its data removed when the test ends.
+func Start(t testing.TB, o Options) *Server {
+	t.Helper()
+	bin := Binary(t)
+	dir := t.TempDir()
+	cfg := o.ConfigFile
+	if cfg == "" {
+		cfg = filepath.Join(dir, "prometheus.yml")
+		writeFile(t, cfg, Config(o))
+	}
+	addr := freeAddr(t)
+	cmd := exec.Command(bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+addr, "--log.level=warn",
+		// Hidden flag: apply discovered targets at once instead of after 5s.
+		"--scrape.discovery-reload-interval=100ms")
+	logFile, err := os.Create(filepath.Join(dir, "prometheus.log"))
+	if err != nil {
+		t.Fatalf("create prometheus log: %v", err)
+	}
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start prometheus: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		_ = logFile.Close()
+	})
+	s := &Server{URL: "http://" + addr, Addr: addr}
+	s.waitReady(t, filepath.Join(dir, "prometheus.log"))
+	return s
+}
+
+// Config renders a scrape config for the options.
+func Config(o Options) string {
+	iv := o.ScrapeInterval
+	if iv == 0 {
+		iv = time.Second
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "global:\n  scrape_interval: %s\n  evaluation_interval: %s\nscrape_configs:\n  - job_name: vllm\n", iv, iv)
+	if o.TargetsFile != "" {
+		fmt.Fprintf(&b, "    file_sd_configs:\n      - files: [%q]\n        refresh_interval: 1s\n", o.TargetsFile)
+	}
+	if len(o.Targets) > 0 {
+		quoted := make([]string, len(o.Targets))
+		for i, tg := range o.Targets {
+			quoted[i] = fmt.Sprintf("%q", tg)
+		}
+		fmt.Fprintf(&b, "    static_configs:\n      - targets: [%s]\n", strings.Join(quoted, ", "))
+	}
+	return b.String()
+}
+
+func (s *Server) waitReady(t testing.TB, logPath string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(s.URL + "/-/ready")
+		if err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	log, _ := os.ReadFile(logPath)
+	t.Fatalf("prometheus at %s not ready after 30s; log:\n%s", s.URL, log)
+}
+
+// Query runs an instant query and returns the raw "result" array.
+func (s *Server) Query(t testing.TB, expr string) []json.RawMessage {
+	t.Helper()
+	resp, err := http.Get(s.URL + "/api/v1/query?query=" + url.QueryEscape(expr))
+	if err != nil {
+		t.Fatalf("query %q: %v", expr, err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			Result []json.RawMessage `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || body.Status != "success" {
+		t.Fatalf("query %q: status %q error %q decode %v", expr, body.Status, body.Error, err)
+	}
+	return body.Data.Result
+}
+
+// WaitForSeries polls expr until it returns at least n series.
+func (s *Server) WaitForSeries(t testing.TB, expr string, n int, timeout time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	for {
+		if len(s.Query(t, expr)) >= n {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("prometheus: %q did not reach %d series within %s", expr, n, timeout)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// ServeExposition starts an HTTP server that serves body at /metrics with
+// the exposition Content-Type, and returns its host:port.
+func ServeExposition(t testing.TB, body []byte) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/metrics" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", ContentType)
+		_, _ = w.Write(body)
+	}))
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://")
+}
+
+// ServeFile serves a testdata exposition file; see ServeExposition.
+func ServeFile(t testing.TB, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read %s: %v", path, err)
+	}
+	return ServeExposition(t, b)
+}
+
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("find free port: %v", err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	return addr
+}
+
+func writeFile(t testing.TB, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatalf("write %s: %v", path, err)
+	}
+}

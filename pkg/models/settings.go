@@ -1,0 +1,158 @@
+package models
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/backend/gtime"
+	"github.com/grafana/grafana-plugin-sdk-go/backend/httpclient"
+)
+
+// Defaults for the data-source settings. They match what vLLM and a stock
+// Prometheus use so a fresh data source works without touching them.
+const (
+	DefaultScrapeInterval = 15 * time.Second
+	DefaultQueryTimeout   = 30 * time.Second
+	DefaultInstanceLabel  = "instance"
+	DefaultMetricPrefix   = "vllm:"
+)
+
+// ErrInvalidSettings is wrapped by every settings validation error so callers
+// can tell a configuration mistake from an infrastructure failure.
+var ErrInvalidSettings = errors.New("invalid data source settings")
+
+var (
+	labelNameRE  = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
+	metricPrefRE = regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*$`)
+)
+
+// Settings is the validated configuration of one data-source instance.
+// Secrets never live here in plain fields that could be logged: the HTTP
+// options carry them to the transport and nowhere else.
+type Settings struct {
+	// URL is the Prometheus (or compatible) base URL.
+	URL string
+	// ScrapeInterval is Prometheus' scrape interval, used for step and
+	// $__rate_interval math.
+	ScrapeInterval time.Duration
+	// QueryTimeout bounds each request to Prometheus.
+	QueryTimeout time.Duration
+	// InstanceLabel is the label that identifies one vLLM server
+	// (instance by default, often pod on Kubernetes).
+	InstanceLabel string
+	// MetricPrefix replaces "vllm:" in every metric name (ray_vllm: on Ray Serve).
+	MetricPrefix string
+	// HTTPOptions carries auth, headers and TLS from Grafana's standard HTTP settings.
+	HTTPOptions httpclient.Options
+}
+
+// jsonSettings is the jsonData shape the config editor writes.
+type jsonSettings struct {
+	PrometheusURL  string `json:"prometheusUrl"`
+	ScrapeInterval string `json:"scrapeInterval"`
+	QueryTimeout   string `json:"queryTimeout"`
+	InstanceLabel  string `json:"instanceLabel"`
+	MetricPrefix   string `json:"metricPrefix"`
+}
+
+// LoadSettings parses and validates instance settings. Every error names the
+// field that is wrong and wraps ErrInvalidSettings.
+func LoadSettings(ctx context.Context, s backend.DataSourceInstanceSettings) (Settings, error) {
+	var js jsonSettings
+	if len(s.JSONData) > 0 {
+		if err := json.Unmarshal(s.JSONData, &js); err != nil {
+			return Settings{}, fmt.Errorf("%w: jsonData is not valid JSON: %v", ErrInvalidSettings, err)
+		}
+	}
+	out, err := fromJSON(s.URL, js)
+	if err != nil {
+		return Settings{}, err
+	}
+	if len(s.JSONData) == 0 {
+		// The SDK's HTTP settings parser needs an object, even an empty one.
+		s.JSONData = []byte("{}")
+	}
+	out.HTTPOptions, err = s.HTTPClientOptions(ctx)
+	if err != nil {
+		return Settings{}, fmt.Errorf("%w: HTTP settings: %v", ErrInvalidSettings, err)
+	}
+	out.HTTPOptions.Timeouts.Timeout = out.QueryTimeout
+	return out, nil
+}
+
+// fromJSON applies defaults and validates the plugin's own fields.
+func fromJSON(dsURL string, js jsonSettings) (Settings, error) {
+	out := Settings{InstanceLabel: DefaultInstanceLabel, MetricPrefix: DefaultMetricPrefix}
+	var err error
+	if out.URL, err = validateURL(dsURL, js.PrometheusURL); err != nil {
+		return Settings{}, err
+	}
+	if out.ScrapeInterval, err = parseDuration("scrapeInterval", js.ScrapeInterval, DefaultScrapeInterval); err != nil {
+		return Settings{}, err
+	}
+	if out.QueryTimeout, err = parseDuration("queryTimeout", js.QueryTimeout, DefaultQueryTimeout); err != nil {
+		return Settings{}, err
+	}
+	if js.InstanceLabel != "" {
+		if !labelNameRE.MatchString(js.InstanceLabel) {
+			return Settings{}, fmt.Errorf("%w: instanceLabel %q is not a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*)", ErrInvalidSettings, js.InstanceLabel)
+		}
+		out.InstanceLabel = js.InstanceLabel
+	}
+	if js.MetricPrefix != "" {
+		if !metricPrefRE.MatchString(js.MetricPrefix) {
+			return Settings{}, fmt.Errorf("%w: metricPrefix %q may only hold letters, digits, '_' and ':' (e.g. vllm: or ray_vllm:)", ErrInvalidSettings, js.MetricPrefix)
+		}
+		out.MetricPrefix = js.MetricPrefix
+	}
+	return out, nil
+}
+
+// validateURL takes the data source's URL (what Grafana's HTTP settings
+// component writes) and falls back to jsonData.prometheusUrl.
+func validateURL(dsURL, jsonURL string) (string, error) {
+	raw := dsURL
+	if raw == "" {
+		raw = jsonURL
+	}
+	if raw == "" {
+		return "", fmt.Errorf("%w: url is empty: set the Prometheus URL, e.g. http://prometheus:9090", ErrInvalidSettings)
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("%w: url %q is not an http(s) URL with a host, e.g. http://prometheus:9090", ErrInvalidSettings, redactURL(raw))
+	}
+	if u.User != nil {
+		// Credentials in the URL would end up in logs and error messages.
+		return "", fmt.Errorf("%w: url must not contain credentials; use basic auth in the HTTP settings", ErrInvalidSettings)
+	}
+	return raw, nil
+}
+
+// redactURL drops any user info so an invalid URL can be echoed safely.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "<unparseable>"
+	}
+	u.User = nil
+	return u.String()
+}
+
+// parseDuration parses a Grafana-style duration ("15s", "1m") for a field.
+func parseDuration(field, raw string, def time.Duration) (time.Duration, error) {
+	if raw == "" {
+		return def, nil
+	}
+	d, err := gtime.ParseDuration(raw)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%w: %s %q is not a positive duration such as 15s or 1m", ErrInvalidSettings, field, raw)
+	}
+	return d, nil
+}

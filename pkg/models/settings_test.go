@@ -1,0 +1,70 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/stretchr/testify/require"
+)
+
+func TestLoadSettings(t *testing.T) {
+	tests := []struct {
+		name    string
+		url     string
+		json    string
+		want    Settings
+		wantErr string
+	}{
+		{name: "defaults", url: "http://prom:9090", json: `{}`,
+			want: Settings{URL: "http://prom:9090", ScrapeInterval: 15 * time.Second, QueryTimeout: 30 * time.Second, InstanceLabel: "instance", MetricPrefix: "vllm:"}},
+		{name: "empty jsonData", url: "https://prom", json: ``,
+			want: Settings{URL: "https://prom", ScrapeInterval: 15 * time.Second, QueryTimeout: 30 * time.Second, InstanceLabel: "instance", MetricPrefix: "vllm:"}},
+		{name: "all fields", url: "http://prom:9090", json: `{"scrapeInterval":"30s","queryTimeout":"1m","instanceLabel":"pod","metricPrefix":"ray_vllm:","extra":true}`,
+			want: Settings{URL: "http://prom:9090", ScrapeInterval: 30 * time.Second, QueryTimeout: time.Minute, InstanceLabel: "pod", MetricPrefix: "ray_vllm:"}},
+		{name: "url from jsonData", json: `{"prometheusUrl":"http://p:9090"}`,
+			want: Settings{URL: "http://p:9090", ScrapeInterval: 15 * time.Second, QueryTimeout: 30 * time.Second, InstanceLabel: "instance", MetricPrefix: "vllm:"}},
+		{name: "missing url", json: `{}`, wantErr: "url is empty"},
+		{name: "not http", url: "ftp://x", wantErr: `url "ftp://x" is not an http(s) URL`},
+		{name: "credentials in url", url: "http://user:secret@prom", wantErr: "must not contain credentials"},
+		{name: "bad scrape interval", url: "http://p", json: `{"scrapeInterval":"soon"}`, wantErr: `scrapeInterval "soon" is not a positive duration`},
+		{name: "negative timeout", url: "http://p", json: `{"queryTimeout":"-5s"}`, wantErr: `queryTimeout "-5s"`},
+		{name: "bad instance label", url: "http://p", json: `{"instanceLabel":"pod-name"}`, wantErr: `instanceLabel "pod-name" is not a Prometheus label name`},
+		{name: "bad prefix", url: "http://p", json: `{"metricPrefix":"vllm{"}`, wantErr: `metricPrefix "vllm{"`},
+		{name: "bad json", url: "http://p", json: `{`, wantErr: "jsonData is not valid JSON"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := LoadSettings(context.Background(), backend.DataSourceInstanceSettings{URL: tt.url, JSONData: []byte(tt.json)})
+			if tt.wantErr != "" {
+				require.ErrorContains(t, err, tt.wantErr)
+				require.True(t, errors.Is(err, ErrInvalidSettings))
+				require.NotContains(t, err.Error(), "secret")
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tt.want.URL, got.URL)
+			require.Equal(t, tt.want.ScrapeInterval, got.ScrapeInterval)
+			require.Equal(t, tt.want.QueryTimeout, got.QueryTimeout)
+			require.Equal(t, tt.want.InstanceLabel, got.InstanceLabel)
+			require.Equal(t, tt.want.MetricPrefix, got.MetricPrefix)
+			require.Equal(t, got.QueryTimeout, got.HTTPOptions.Timeouts.Timeout)
+		})
+	}
+}
+
+func TestLoadSettingsAuthStaysInHTTPOptions(t *testing.T) {
+	s, err := LoadSettings(context.Background(), backend.DataSourceInstanceSettings{
+		URL: "http://p", BasicAuthEnabled: true, BasicAuthUser: "u",
+		JSONData:                []byte(`{"httpHeaderName1":"Authorization"}`),
+		DecryptedSecureJSONData: map[string]string{"basicAuthPassword": "pw", "httpHeaderValue1": "Bearer tok"},
+	})
+	require.NoError(t, err)
+	require.NotNil(t, s.HTTPOptions.BasicAuth)
+	require.Equal(t, "u", s.HTTPOptions.BasicAuth.User)
+	require.Equal(t, "pw", s.HTTPOptions.BasicAuth.Password)
+	require.Equal(t, "Bearer tok", s.HTTPOptions.Header.Get("Authorization"))
+	require.NotContains(t, s.URL, "pw")
+}

@@ -1,0 +1,59 @@
+// Package plugin wires the data source together: it creates instances from
+// Grafana's settings and routes QueryData, CheckHealth and CallResource to
+// the packages that do the work. It holds no query, PromQL or frame logic.
+package plugin
+
+import (
+	"context"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/backend/instancemgmt"
+
+	"github.com/inferops/vllm-datasource/pkg/health"
+	"github.com/inferops/vllm-datasource/pkg/models"
+	"github.com/inferops/vllm-datasource/pkg/prom"
+)
+
+// ID is the plugin id Grafana knows this data source by.
+const ID = "inferops-vllm-datasource"
+
+var (
+	_ backend.QueryDataHandler      = (*Datasource)(nil)
+	_ backend.CheckHealthHandler    = (*Datasource)(nil)
+	_ backend.CallResourceHandler   = (*Datasource)(nil)
+	_ instancemgmt.InstanceDisposer = (*Datasource)(nil)
+)
+
+// Datasource is one configured instance of the data source.
+type Datasource struct {
+	settings models.Settings
+	// settingsErr is kept rather than failing instance creation so that
+	// "Save & test" and every query can show which field is wrong.
+	settingsErr error
+	prom        *prom.Client
+	now         func() time.Time
+}
+
+// NewDatasource is the instance factory Grafana's SDK calls when a data
+// source is created or its settings change.
+func NewDatasource(ctx context.Context, s backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
+	ds := &Datasource{now: time.Now}
+	ds.settings, ds.settingsErr = models.LoadSettings(ctx, s)
+	if ds.settingsErr != nil {
+		return ds, nil
+	}
+	ds.prom, ds.settingsErr = prom.New(prom.Options{URL: ds.settings.URL, HTTP: ds.settings.HTTPOptions})
+	return ds, nil
+}
+
+// Dispose is called when settings change and the instance is replaced.
+func (d *Datasource) Dispose() {}
+
+// CheckHealth implements Grafana's "Save & test".
+func (d *Datasource) CheckHealth(ctx context.Context, _ *backend.CheckHealthRequest) (*backend.CheckHealthResult, error) {
+	if d.settingsErr != nil {
+		return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: d.settingsErr.Error()}, nil
+	}
+	return health.Check(ctx, d.prom, d.settings, d.now()), nil
+}

@@ -1,0 +1,119 @@
+package prom
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+)
+
+// ErrorKind says what went wrong talking to Prometheus, in terms an
+// operator can act on.
+type ErrorKind string
+
+// Error kinds, from the network up.
+const (
+	KindUnreachable  ErrorKind = "unreachable"
+	KindUnauthorized ErrorKind = "unauthorized"
+	KindTimeout      ErrorKind = "timeout"
+	KindServer       ErrorKind = "server error"
+	KindBadQuery     ErrorKind = "bad query"
+	KindBadResponse  ErrorKind = "bad response"
+	KindCanceled     ErrorKind = "canceled"
+)
+
+// Error is a classified failure of one Prometheus call. Its message never
+// holds credentials: URLs are printed without user info or query string.
+type Error struct {
+	Kind   ErrorKind
+	Status int // HTTP status when one was received
+	Op     string
+	Err    error
+}
+
+func (e *Error) Error() string {
+	if e.Status != 0 {
+		return fmt.Sprintf("prometheus %s: %s (HTTP %d): %v", e.Op, e.Kind, e.Status, e.Err)
+	}
+	return fmt.Sprintf("prometheus %s: %s: %v", e.Op, e.Kind, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Source classifies the error for Grafana: every kind is a failure of the
+// system we query or of the query itself, so all are downstream; a bug of
+// ours never reaches this type.
+func (e *Error) Source() backend.ErrorSource { return backend.ErrorSourceDownstream }
+
+// KindOf returns the kind of a classified error, or "" for anything else.
+func KindOf(err error) ErrorKind {
+	var pe *Error
+	if errors.As(err, &pe) {
+		return pe.Kind
+	}
+	return ""
+}
+
+// classify turns whatever client_golang or the transport returned into *Error.
+func classify(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var pe *Error
+	if errors.As(err, &pe) {
+		if pe.Op == "" {
+			pe.Op = op
+		}
+		return pe
+	}
+	e := &Error{Op: op, Err: stripURL(err)}
+	e.Kind = kindFor(err)
+	return e
+}
+
+// kindFor maps transport and API errors to a kind.
+func kindFor(err error) ErrorKind {
+	var apiErr *v1.Error
+	var netErr net.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return KindTimeout
+	case errors.Is(err, context.Canceled):
+		return KindCanceled
+	case errors.As(err, &apiErr):
+		return kindForAPI(apiErr.Type)
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return KindTimeout
+	default:
+		return KindUnreachable
+	}
+}
+
+func kindForAPI(t v1.ErrorType) ErrorKind {
+	switch t {
+	case v1.ErrBadData, v1.ErrExec:
+		return KindBadQuery
+	case v1.ErrTimeout:
+		return KindTimeout
+	case v1.ErrCanceled:
+		return KindCanceled
+	case v1.ErrBadResponse:
+		return KindBadResponse
+	default:
+		return KindServer
+	}
+}
+
+// stripURL removes the URL from *url.Error so a query string (which can hold
+// a token on some proxies) never reaches a message; the op names the call.
+func stripURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
