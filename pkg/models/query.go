@@ -1,0 +1,282 @@
+package models
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+)
+
+// QueryType selects what a query answers.
+type QueryType string
+
+// The query types. Their JSON options are documented in the README.
+const (
+	QueryQueue       QueryType = "queue"
+	QueryWaitTime    QueryType = "waitTime"
+	QueryPreemptions QueryType = "preemptions"
+	QueryTopK        QueryType = "topk"
+	QueryGPU         QueryType = "gpu"
+)
+
+// QueryTypes lists every query type in the order the editor shows them.
+var QueryTypes = []QueryType{QueryQueue, QueryWaitTime, QueryPreemptions, QueryTopK, QueryGPU}
+
+// Grouping says which labels series are split by.
+type Grouping string
+
+// Groupings, from coarse to fine.
+const (
+	GroupNone           Grouping = "none"
+	GroupModel          Grouping = "model"
+	GroupInstance       Grouping = "instance"
+	GroupInstanceEngine Grouping = "instance_engine"
+)
+
+// Limits on options; each error message quotes them.
+const (
+	DefaultK = 5
+	MaxK     = 100
+	// MaxFilterValues keeps one selector from growing without bound.
+	MaxFilterValues = 500
+)
+
+// DefaultQuantiles are the wait-time quantiles when none are given.
+var DefaultQuantiles = []float64{0.5, 0.9, 0.99}
+
+// Families are the latency histograms waitTime can read.
+var Families = []string{"queue_time", "ttft", "itl", "e2e", "prefill", "decode", "inference"}
+
+// RankSignals are what topk can rank by.
+var RankSignals = []string{"waiting", "running", "kv_usage", "wait_p99", "preemption_rate"}
+
+// Aggregations are how topk folds a signal over the range.
+var Aggregations = []string{"max", "avg", "last"}
+
+// ErrInvalidQuery is wrapped by every query validation error.
+var ErrInvalidQuery = errors.New("invalid query")
+
+// Filters narrow a query to some models, instances or engines. Values are
+// literal label values, never regexes: the PromQL builder escapes them.
+type Filters struct {
+	Models    []string `json:"models,omitempty"`
+	Instances []string `json:"instances,omitempty"`
+	Engines   []string `json:"engines,omitempty"`
+}
+
+// Query is one parsed and validated query.
+type Query struct {
+	RefID    string
+	Type     QueryType
+	Grouping Grouping
+	Filters
+	Legend   string
+	// MinStep is Grafana's per-query "interval" (min step) string.
+	MinStep string
+	// waitTime options.
+	Quantiles []float64
+	Family    string
+	Live      bool
+	// preemptions and topk: return series instead of annotations/table.
+	AsSeries bool
+	// topk options.
+	K           int
+	RankBy      string
+	Aggregation string
+	// Time and resolution from Grafana.
+	TimeRange     backend.TimeRange
+	Interval      time.Duration
+	MaxDataPoints int64
+}
+
+// rawQuery is the JSON the editor writes; unknown fields (datasource,
+// intervalMs, hide, …) are ignored.
+type rawQuery struct {
+	QueryType   string          `json:"queryType"`
+	Grouping    string          `json:"grouping"`
+	Legend      string          `json:"legend"`
+	Interval    string          `json:"interval"`
+	Quantiles   []float64       `json:"quantiles"`
+	Family      string          `json:"family"`
+	Live        bool            `json:"live"`
+	AsSeries    bool            `json:"asSeries"`
+	K           json.RawMessage `json:"k"`
+	RankBy      string          `json:"rankBy"`
+	Aggregation string          `json:"aggregation"`
+	Filters
+}
+
+// ParseQuery decodes and validates one Grafana query. Errors name the field
+// and the allowed values and wrap ErrInvalidQuery.
+func ParseQuery(dq backend.DataQuery) (Query, error) {
+	var raw rawQuery
+	if err := json.Unmarshal(dq.JSON, &raw); err != nil {
+		return Query{}, invalid("malformed query JSON: %v", err)
+	}
+	q := Query{RefID: dq.RefID, Legend: raw.Legend, MinStep: raw.Interval, Filters: raw.Filters,
+		Live: raw.Live, AsSeries: raw.AsSeries, TimeRange: dq.TimeRange, Interval: dq.Interval, MaxDataPoints: dq.MaxDataPoints}
+	qt := dq.QueryType
+	if qt == "" {
+		qt = raw.QueryType
+	}
+	steps := []func() error{
+		func() (err error) { q.Type, err = parseType(qt); return },
+		func() (err error) { q.Grouping, err = parseGrouping(raw.Grouping, q.Type); return },
+		func() error { return validateFilters(q.Filters) },
+		func() error { return validateTimeRange(dq.TimeRange) },
+		func() error { return q.parseTypeOptions(raw) },
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return Query{}, err
+		}
+	}
+	return q, nil
+}
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalidQuery, fmt.Sprintf(format, args...))
+}
+
+func parseType(s string) (QueryType, error) {
+	if s == "" {
+		return "", invalid("queryType is missing; allowed: %s", joinTypes())
+	}
+	for _, t := range QueryTypes {
+		if string(t) == s {
+			return t, nil
+		}
+	}
+	return "", invalid("queryType %q is unknown; allowed: %s", s, joinTypes())
+}
+
+func joinTypes() string {
+	s := make([]string, len(QueryTypes))
+	for i, t := range QueryTypes {
+		s[i] = string(t)
+	}
+	return strings.Join(s, ", ")
+}
+
+// parseGrouping applies each type's default: topk ranks instances, the
+// rest show one series per instance.
+func parseGrouping(s string, qt QueryType) (Grouping, error) {
+	if s == "" {
+		return GroupInstance, nil
+	}
+	allowed := []Grouping{GroupNone, GroupModel, GroupInstance, GroupInstanceEngine}
+	if qt == QueryTopK {
+		allowed = []Grouping{GroupInstance, GroupInstanceEngine}
+	}
+	for _, g := range allowed {
+		if string(g) == s {
+			return g, nil
+		}
+	}
+	names := make([]string, len(allowed))
+	for i, g := range allowed {
+		names[i] = string(g)
+	}
+	return "", invalid("grouping %q is not allowed for %s; allowed: %s", s, qt, strings.Join(names, ", "))
+}
+
+func validateFilters(f Filters) error {
+	for field, vals := range map[string][]string{"models": f.Models, "instances": f.Instances, "engines": f.Engines} {
+		if len(vals) > MaxFilterValues {
+			return invalid("%s has %d values; at most %d are allowed", field, len(vals), MaxFilterValues)
+		}
+		for _, v := range vals {
+			if v == "" {
+				return invalid("%s contains an empty value", field)
+			}
+		}
+	}
+	return nil
+}
+
+func validateTimeRange(tr backend.TimeRange) error {
+	if tr.To.Before(tr.From) {
+		return invalid("time range ends (%s) before it starts (%s)", tr.To.Format(time.RFC3339), tr.From.Format(time.RFC3339))
+	}
+	return nil
+}
+
+func (q *Query) parseTypeOptions(raw rawQuery) error {
+	switch q.Type {
+	case QueryWaitTime:
+		return q.parseWaitTime(raw)
+	case QueryTopK:
+		return q.parseTopK(raw)
+	}
+	return nil
+}
+
+func (q *Query) parseWaitTime(raw rawQuery) error {
+	q.Quantiles = raw.Quantiles
+	if len(q.Quantiles) == 0 {
+		q.Quantiles = append([]float64(nil), DefaultQuantiles...)
+	}
+	for _, v := range q.Quantiles {
+		if !(v > 0 && v < 1) {
+			return invalid("quantile %v is out of range (0, 1)", v)
+		}
+	}
+	q.Family = raw.Family
+	if q.Family == "" {
+		q.Family = "queue_time"
+	}
+	return oneOf("family", q.Family, Families)
+}
+
+func (q *Query) parseTopK(raw rawQuery) error {
+	k, err := parseK(raw.K)
+	if err != nil {
+		return err
+	}
+	q.K = k
+	q.RankBy, q.Aggregation = raw.RankBy, raw.Aggregation
+	if q.RankBy == "" {
+		q.RankBy = "waiting"
+	}
+	if q.Aggregation == "" {
+		q.Aggregation = "max"
+	}
+	if err := oneOf("rankBy", q.RankBy, RankSignals); err != nil {
+		return err
+	}
+	return oneOf("aggregation", q.Aggregation, Aggregations)
+}
+
+// parseK accepts a JSON number or a numeric string (template variables
+// arrive as strings) and checks the range.
+func parseK(raw json.RawMessage) (int, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return DefaultK, nil
+	}
+	var f float64
+	if err := json.Unmarshal(raw, &f); err != nil {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return 0, invalid("k %s is not a number; allowed: whole numbers 1 to %d", raw, MaxK)
+		}
+		if _, err := fmt.Sscanf(s, "%g", &f); err != nil {
+			return 0, invalid("k %q is not a number; allowed: whole numbers 1 to %d", s, MaxK)
+		}
+	}
+	if f != float64(int(f)) || f < 1 || f > MaxK {
+		return 0, invalid("k %v is out of range; allowed: whole numbers 1 to %d", f, MaxK)
+	}
+	return int(f), nil
+}
+
+func oneOf(field, v string, allowed []string) error {
+	for _, a := range allowed {
+		if a == v {
+			return nil
+		}
+	}
+	return invalid("%s %q is unknown; allowed: %s", field, v, strings.Join(allowed, ", "))
+}

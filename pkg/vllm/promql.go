@@ -1,0 +1,154 @@
+package vllm
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/inferops/vllm-datasource/pkg/models"
+)
+
+// SignalLabel tags each part of a combined expression so that one
+// Prometheus round trip can carry several signals; the frames package
+// splits on it and drops it.
+const SignalLabel = "vllm_signal"
+
+// Builder writes PromQL for one data source: its metric prefix, the label
+// that identifies an instance, and the names detection found.
+type Builder struct {
+	Prefix        string
+	InstanceLabel string
+	// Detected, when it found anything, limits unions to names that exist;
+	// an empty detection keeps every name so a query never goes blank.
+	Detected Detection
+}
+
+// quote is the one escaping function for label values: PromQL string
+// literals follow Go's quoting rules, so strconv.Quote cannot be escaped out of.
+func quote(v string) string { return strconv.Quote(v) }
+
+// matchAny matches a label against literal values: = for one value, an
+// anchored alternation of regexp-quoted values for several.
+func matchAny(label string, values []string) string {
+	if len(values) == 1 {
+		return label + "=" + quote(values[0])
+	}
+	sorted := append([]string(nil), values...)
+	sort.Strings(sorted)
+	parts := make([]string, 0, len(sorted))
+	for i, v := range sorted {
+		if i > 0 && v == sorted[i-1] {
+			continue
+		}
+		parts = append(parts, regexp.QuoteMeta(v))
+	}
+	return label + "=~" + quote(strings.Join(parts, "|"))
+}
+
+// matchers renders the filter matchers, in a stable order.
+func (b Builder) matchers(f models.Filters) string {
+	var ms []string
+	if len(f.Models) > 0 {
+		ms = append(ms, matchAny("model_name", f.Models))
+	}
+	if len(f.Instances) > 0 {
+		ms = append(ms, matchAny(b.InstanceLabel, f.Instances))
+	}
+	if len(f.Engines) > 0 {
+		ms = append(ms, matchAny("engine", f.Engines))
+	}
+	return strings.Join(ms, ", ")
+}
+
+// selector renders name{matchers}.
+func selector(name, matchers string) string {
+	if matchers == "" {
+		return name
+	}
+	return name + "{" + matchers + "}"
+}
+
+// GroupLabels returns the labels a grouping keeps.
+func (b Builder) GroupLabels(g models.Grouping) []string {
+	switch g {
+	case models.GroupModel:
+		return []string{"model_name"}
+	case models.GroupInstance:
+		return []string{b.InstanceLabel}
+	case models.GroupInstanceEngine:
+		return []string{b.InstanceLabel, "engine"}
+	default:
+		return nil
+	}
+}
+
+// by renders "by (a, b)" for an aggregation; extra labels come first.
+func by(labels ...string) string {
+	return "by (" + strings.Join(labels, ", ") + ")"
+}
+
+// names returns the wire names of a signal to union, V1 first, limited to
+// those detected when detection found any of them.
+func (b Builder) names(key SignalKey) []string {
+	s, ok := Lookup(key)
+	if !ok {
+		panic(fmt.Sprintf("vllm: unknown signal %q", key)) // a typo in our code, caught by tests
+	}
+	all := s.WireNames(b.Prefix)
+	var present []string
+	for _, n := range all {
+		if b.Detected.Has(strings.TrimPrefix(n, b.Prefix)) {
+			present = append(present, n)
+		}
+	}
+	if len(present) == 0 {
+		return all
+	}
+	return present
+}
+
+// union selects a signal across generations: "a{m} or b{m}". Set operators
+// match on labels without the metric name, so an engine exposing both names
+// (V1 0.9–0.11 kept the old KV name) counts once.
+func (b Builder) union(key SignalKey, f models.Filters, suffix string) string {
+	m := b.matchers(f)
+	parts := []string{}
+	for _, n := range b.names(key) {
+		parts = append(parts, selector(n+suffix, m))
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return "(" + strings.Join(parts, " or ") + ")"
+}
+
+// rateUnion is union for counters and histogram series under rate().
+func (b Builder) rateUnion(key SignalKey, f models.Filters, suffix, window string) string {
+	m := b.matchers(f)
+	parts := []string{}
+	for _, n := range b.names(key) {
+		parts = append(parts, fmt.Sprintf("rate(%s[%s])", selector(n+suffix, m), window))
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return "(" + strings.Join(parts, " or ") + ")"
+}
+
+// tag wraps an expression so its series carry SignalLabel=name.
+func tag(expr, name string) string {
+	return fmt.Sprintf("label_replace(%s, %q, %q, \"\", \"\")", expr, SignalLabel, name)
+}
+
+// agg renders "op by (labels) (expr)", or "op(expr)" without labels.
+func agg(op string, labels []string, expr string) string {
+	if len(labels) == 0 {
+		return op + "(" + expr + ")"
+	}
+	return op + " " + by(labels...) + " (" + expr + ")"
+}
+
+// or joins tagged parts into one expression.
+func or(parts []string) string { return strings.Join(parts, " or ") }
