@@ -1,0 +1,224 @@
+// Command vllm-sim runs a simulated fleet of vLLM engines, each instance
+// serving vLLM's exact Prometheus metrics on its own port.
+//
+//	vllm-sim --instances 4 --engines-per-instance 2 --models m1,m2 --hot 0 --targets-file targets.json
+//
+// It prints one line per instance:
+//
+//	instance 127.0.0.1:PORT engines 0,1 model m1 generation v1
+//
+// and runs until interrupted (or for --duration). See pkg/sim for the model.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/inferops/vllm-datasource/pkg/sim"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(os.Stderr, "vllm-sim:", err)
+		stop() // os.Exit skips deferred calls
+		os.Exit(2)
+	}
+}
+
+// options are the flags that are not part of sim.Config.
+type options struct {
+	configFile  string
+	targetsFile string
+	warmup      time.Duration
+	duration    time.Duration
+	layout      layout
+}
+
+// layout is the flag form of the fleet's instances.
+type layout struct {
+	instances, enginesPerInstance int
+	models                        string
+	generation                    sim.Generation
+	v0Instances, hot              string
+	hotFactor                     float64
+}
+
+// run parses args, starts the fleet, prints its endpoints and serves until
+// ctx is done or --duration has passed.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, opts, err := parseArgs(args, stderr)
+	if err != nil {
+		return err
+	}
+	fleet, err := sim.NewFleet(cfg)
+	if err != nil {
+		return err
+	}
+	defer fleet.Close()
+	if err := fleet.Advance(opts.warmup); err != nil {
+		return fmt.Errorf("warm-up: %w", err)
+	}
+	if opts.duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, opts.duration)
+		defer cancel()
+	}
+	eps, err := fleet.Start(ctx)
+	if err != nil {
+		return err
+	}
+	if err := announce(stdout, eps, opts.targetsFile); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// announce prints the endpoints and writes the targets file.
+func announce(w io.Writer, eps []sim.Endpoint, targetsFile string) error {
+	for _, ep := range eps {
+		if _, err := fmt.Fprintf(w, "instance %s engines %s model %s generation %s\n",
+			ep.Addr, strings.Join(ep.Engines, ","), ep.Model, ep.Generation); err != nil {
+			return fmt.Errorf("printing endpoints: %w", err)
+		}
+	}
+	if targetsFile == "" {
+		return nil
+	}
+	return sim.WriteTargetsFile(targetsFile, eps)
+}
+
+// parseArgs turns the command line into a fleet config. Flags set the
+// defaults; a --config file, when given, overrides whatever it mentions.
+func parseArgs(args []string, stderr io.Writer) (sim.Config, options, error) {
+	cfg := sim.DefaultConfig()
+	var opts options
+	fs := flag.NewFlagSet("vllm-sim", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	registerFleetFlags(fs, &cfg, &opts)
+	registerEngineFlags(fs, &cfg.Engine)
+	if err := fs.Parse(args); err != nil {
+		return cfg, opts, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, opts, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	insts, err := opts.layout.expand()
+	if err != nil {
+		return cfg, opts, err
+	}
+	cfg.Instances = insts
+	if opts.configFile != "" {
+		cfg, err = sim.LoadConfigFile(opts.configFile, cfg)
+	}
+	return cfg, opts, err
+}
+
+func registerFleetFlags(fs *flag.FlagSet, cfg *sim.Config, o *options) {
+	l := &o.layout
+	fs.StringVar(&o.configFile, "config", "", "JSON fleet config; keys it sets override flags (see README)")
+	fs.StringVar(&o.targetsFile, "targets-file", "", "write a Prometheus file_sd targets JSON file here")
+	fs.DurationVar(&o.warmup, "warmup", 0, "simulate this much time before serving, so metrics start non-empty")
+	fs.DurationVar(&o.duration, "duration", 0, "stop after this much wall time (0: run until interrupted)")
+	fs.IntVar(&l.instances, "instances", 4, "number of instances (vLLM servers, one port each)")
+	fs.IntVar(&l.enginesPerInstance, "engines-per-instance", 1, "data-parallel engines per instance (engine label 0..N-1)")
+	fs.StringVar(&l.models, "models", "meta-llama/Llama-3.1-8B-Instruct", "comma-separated models, assigned to instances round-robin")
+	l.generation = sim.V1
+	fs.TextVar(&l.generation, "generation", sim.V1, "metric generation of every instance: v1 or v0")
+	fs.StringVar(&l.v0Instances, "v0-instances", "", "comma-separated instance indexes that expose V0 metrics (a mixed fleet)")
+	fs.StringVar(&l.hot, "hot", "", "comma-separated indexes of hot instances")
+	fs.Float64Var(&l.hotFactor, "hot-factor", 2, "arrival-rate multiplier of hot instances")
+	fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "host to listen on")
+	fs.IntVar(&cfg.BasePort, "base-port", cfg.BasePort, "port of instance 0, the others follow; 0 picks free ports")
+	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "random seed; the same seed gives the same simulated history")
+	fs.Float64Var(&cfg.Speed, "speed", cfg.Speed, "simulated seconds per wall-clock second")
+	fs.DurationVar(&cfg.Tick, "tick", cfg.Tick, "how often the engines are advanced to the wall clock")
+	fs.Float64Var(&cfg.Rate, "rate", cfg.Rate, "mean arrivals per second per engine")
+	fs.TextVar(&cfg.Profile, "profile", cfg.Profile, "load profile: steady, ramp:from=F,to=F,over=D, "+
+		"bursts:period=D,length=D,factor=F, step:at=D,factor=F, sine:period=D,amplitude=F")
+	fs.Float64Var(&cfg.Skew, "skew", cfg.Skew, "sigma of a log-normal per-engine rate multiplier (0: all engines equal)")
+}
+
+func registerEngineFlags(fs *flag.FlagSet, p *sim.EngineParams) {
+	fs.IntVar(&p.NumGPUBlocks, "num-gpu-blocks", p.NumGPUBlocks, "KV-cache blocks per engine")
+	fs.IntVar(&p.BlockSize, "block-size", p.BlockSize, "tokens per KV block")
+	fs.IntVar(&p.MaxNumSeqs, "max-num-seqs", p.MaxNumSeqs, "running requests per engine at most")
+	fs.IntVar(&p.MaxNumBatchedTokens, "max-num-batched-tokens", p.MaxNumBatchedTokens, "token budget per step")
+	fs.IntVar(&p.MaxModelLen, "max-model-len", p.MaxModelLen, "longest sequence; sets the token histograms' buckets")
+	fs.IntVar(&p.MaxTokens, "max-tokens", p.MaxTokens, "requests' max_tokens; longer outputs finish with reason length")
+	fs.DurationVar(&p.StepBase, "step-base", p.StepBase, "step time a in a + b·seqs + c·prefill tokens")
+	fs.DurationVar(&p.StepPerSeq, "step-per-seq", p.StepPerSeq, "step time b, per sequence in the batch")
+	fs.DurationVar(&p.StepPerPrefillToken, "step-per-prefill-token", p.StepPerPrefillToken, "step time c, per prefill token")
+	fs.TextVar(&p.PromptTokens, "prompt-tokens", p.PromptTokens, "prompt length distribution: fixed:N, uniform:A,B, lognormal:MEAN,SIGMA, exponential:MEAN")
+	fs.TextVar(&p.OutputTokens, "output-tokens", p.OutputTokens, "output length distribution (same forms)")
+	fs.BoolVar(&p.PrefixCaching, "prefix-caching", p.PrefixCaching, "enable prefix caching")
+	fs.Float64Var(&p.PrefixHitRate, "prefix-hit-rate", p.PrefixHitRate, "mean fraction of a prompt found in the prefix cache")
+	fs.Float64Var(&p.AbortRate, "abort-rate", p.AbortRate, "fraction of requests aborted by the client mid-stream")
+	fs.IntVar(&p.MaxWaiting, "max-waiting", p.MaxWaiting, "arrivals beyond this queue length are aborted at once (0: unbounded)")
+	fs.Float64Var(&p.GPUMemoryUtilization, "gpu-memory-utilization", p.GPUMemoryUtilization, "reported in cache_config_info")
+}
+
+// expand turns the layout flags into instance configs.
+func (l layout) expand() ([]sim.InstanceConfig, error) {
+	if l.instances < 1 || l.enginesPerInstance < 1 {
+		return nil, fmt.Errorf("--instances and --engines-per-instance must be ≥ 1")
+	}
+	models := splitList(l.models)
+	if len(models) == 0 {
+		return nil, fmt.Errorf("--models is empty")
+	}
+	v0, err := indexSet("--v0-instances", l.v0Instances, l.instances)
+	if err != nil {
+		return nil, err
+	}
+	hot, err := indexSet("--hot", l.hot, l.instances)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]sim.InstanceConfig, l.instances)
+	for i := range out {
+		out[i] = sim.InstanceConfig{Model: models[i%len(models)], Engines: l.enginesPerInstance,
+			Generation: l.generation, RateFactor: 1}
+		if v0[i] {
+			out[i].Generation = sim.V0
+		}
+		if hot[i] {
+			out[i].RateFactor = l.hotFactor
+		}
+	}
+	return out, nil
+}
+
+func indexSet(flagName, list string, n int) (map[int]bool, error) {
+	set := map[int]bool{}
+	for _, s := range splitList(list) {
+		i, err := strconv.Atoi(s)
+		if err != nil || i < 0 || i >= n {
+			return nil, fmt.Errorf("%s: %q is not an instance index in [0, %d)", flagName, s, n)
+		}
+		set[i] = true
+	}
+	return set, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}

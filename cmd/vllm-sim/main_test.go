@@ -1,0 +1,200 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/inferops/vllm-datasource/pkg/sim"
+)
+
+func TestParseArgs(t *testing.T) {
+	tests := []struct {
+		name  string
+		args  []string
+		check func(t *testing.T, c sim.Config)
+	}{
+		{"defaults", nil, func(t *testing.T, c sim.Config) {
+			require.Len(t, c.Instances, 4)
+			for _, ic := range c.Instances {
+				require.Equal(t, sim.InstanceConfig{Model: "meta-llama/Llama-3.1-8B-Instruct", Engines: 1,
+					Generation: sim.V1, RateFactor: 1}, ic)
+			}
+			require.Equal(t, sim.DefaultConfig(), withoutInstances(c))
+		}},
+		{"layout", []string{"--instances", "3", "--engines-per-instance", "2", "--models", "m1, m2",
+			"--hot", "0", "--hot-factor", "5"}, func(t *testing.T, c sim.Config) {
+			require.Equal(t, []string{"m1", "m2", "m1"}, models(c))
+			require.Equal(t, 5.0, c.Instances[0].RateFactor)
+			require.Equal(t, 1.0, c.Instances[1].RateFactor)
+			require.Equal(t, 2, c.Instances[2].Engines)
+		}},
+		{"mixed generations", []string{"--instances", "3", "--v0-instances", "1,2"}, func(t *testing.T, c sim.Config) {
+			require.Equal(t, []sim.Generation{sim.V1, sim.V0, sim.V0}, generations(c))
+		}},
+		{"all v0", []string{"--generation", "v0", "--instances", "2"}, func(t *testing.T, c sim.Config) {
+			require.Equal(t, []sim.Generation{sim.V0, sim.V0}, generations(c))
+		}},
+		{"engine and load flags", []string{"--num-gpu-blocks", "40", "--step-base", "20ms", "--prompt-tokens", "fixed:64",
+			"--profile", "bursts:period=10m,length=1m,factor=4", "--rate", "7", "--listen", "0.0.0.0", "--base-port", "9000"},
+			func(t *testing.T, c sim.Config) {
+				require.Equal(t, 40, c.Engine.NumGPUBlocks)
+				require.Equal(t, 20*time.Millisecond, c.Engine.StepBase)
+				require.Equal(t, sim.Dist{Kind: sim.Fixed, A: 64}, c.Engine.PromptTokens)
+				require.Equal(t, sim.Profile{Kind: sim.Bursts, Period: 10 * time.Minute, Length: time.Minute, Factor: 4}, c.Profile)
+				require.Equal(t, 7.0, c.Rate)
+				require.Equal(t, "0.0.0.0", c.Listen)
+				require.Equal(t, 9000, c.BasePort)
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, _, err := parseArgs(tt.args, io.Discard)
+			require.NoError(t, err)
+			tt.check(t, c)
+		})
+	}
+}
+
+func TestParseArgsErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"hot out of range", []string{"--instances", "2", "--hot", "2"}},
+		{"v0 not a number", []string{"--v0-instances", "x"}},
+		{"no models", []string{"--models", ","}},
+		{"zero instances", []string{"--instances", "0"}},
+		{"unknown flag", []string{"--gpus", "8"}},
+		{"bad profile", []string{"--profile", "wobble"}},
+		{"bad generation", []string{"--generation", "v2"}},
+		{"stray argument", []string{"serve"}},
+		{"missing config", []string{"--config", "/nonexistent/fleet.json"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := parseArgs(tt.args, io.Discard)
+			require.Error(t, err)
+		})
+	}
+}
+
+func TestConfigFileOverridesFlags(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fleet.json")
+	require.NoError(t, os.WriteFile(path, []byte(`{
+		"rate": 2,
+		"instances": [{"model": "big", "engines": 2, "engine": {"num_gpu_blocks": 64}},
+		              {"model": "old", "generation": "v0"}]}`), 0o600))
+	c, _, err := parseArgs([]string{"--config", path, "--rate", "9", "--seed", "5", "--instances", "7"}, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, 2.0, c.Rate, "the file wins over flags")
+	require.Equal(t, uint64(5), c.Seed, "flags fill what the file leaves out")
+	require.Equal(t, []string{"big", "old"}, models(c))
+	require.Equal(t, 64, c.Instances[0].Engine.NumGPUBlocks)
+}
+
+// syncBuffer lets the test read what run prints while it runs.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+var lineRE = regexp.MustCompile(`^instance (127\.0\.0\.1:\d+) engines (\S+) model (\S+) generation (v0|v1)$`)
+
+func TestRunServesAndAnnounces(t *testing.T) {
+	targets := filepath.Join(t.TempDir(), "targets.json")
+	var out syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"--instances", "3", "--engines-per-instance", "2", "--models", "m1,m2",
+			"--hot", "0", "--warmup", "1m", "--targets-file", targets}, &out, io.Discard)
+	}()
+	require.Eventually(t, func() bool { return strings.Count(out.String(), "\n") == 3 }, 10*time.Second, 10*time.Millisecond)
+
+	var addrs []string
+	sc := bufio.NewScanner(strings.NewReader(out.String()))
+	for sc.Scan() {
+		m := lineRE.FindStringSubmatch(sc.Text())
+		require.NotNil(t, m, "line %q", sc.Text())
+		require.Equal(t, "0,1", m[2])
+		addrs = append(addrs, m[1])
+	}
+	require.Eventually(t, func() bool { _, err := os.Stat(targets); return err == nil }, 5*time.Second, 10*time.Millisecond)
+	data, err := os.ReadFile(targets)
+	require.NoError(t, err)
+	var groups []struct{ Targets []string }
+	require.NoError(t, json.Unmarshal(data, &groups))
+	require.Equal(t, addrs, groups[0].Targets)
+
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addrs[0]+"/metrics", nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, resp.Body.Close())
+	require.NoError(t, err)
+	require.Equal(t, sim.ContentType, resp.Header.Get("Content-Type"))
+	require.Contains(t, string(body), `vllm:num_requests_running{engine="1",model_name="m1"}`)
+
+	cancel()
+	require.NoError(t, <-done)
+}
+
+func TestRunStopsAfterDuration(t *testing.T) {
+	start := time.Now()
+	err := run(context.Background(), []string{"--instances", "1", "--duration", "200ms"}, io.Discard, io.Discard)
+	require.NoError(t, err)
+	require.Less(t, time.Since(start), 5*time.Second)
+}
+
+func TestRunRejectsV0DataParallel(t *testing.T) {
+	err := run(context.Background(), []string{"--generation", "v0", "--engines-per-instance", "2"}, io.Discard, io.Discard)
+	require.ErrorIs(t, err, sim.ErrInvalidConfig)
+}
+
+func withoutInstances(c sim.Config) sim.Config {
+	c.Instances = nil
+	return c
+}
+
+func models(c sim.Config) []string {
+	var out []string
+	for _, ic := range c.Instances {
+		out = append(out, ic.Model)
+	}
+	return out
+}
+
+func generations(c sim.Config) []sim.Generation {
+	var out []sim.Generation
+	for _, ic := range c.Instances {
+		out = append(out, ic.Generation)
+	}
+	return out
+}

@@ -1,0 +1,301 @@
+package sim
+
+import (
+	"encoding/csv"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The project's copy of the vLLM metric catalogue.
+const cataloguePath = "../vllm/testdata/reference/vllm-metrics.tsv"
+
+// catalogueRow is one metric of the catalogue, keyed by its exposed family
+// name (what a Prometheus text parser reports as the family).
+type catalogueRow struct {
+	family, typ, labels, buckets, engine, removed string
+}
+
+func loadCatalogue(t *testing.T) map[string]catalogueRow {
+	t.Helper()
+	fh, err := os.Open(cataloguePath)
+	require.NoError(t, err)
+	defer fh.Close()
+	r := csv.NewReader(fh)
+	r.Comma, r.LazyQuotes, r.FieldsPerRecord = '\t', true, -1
+	recs, err := r.ReadAll()
+	require.NoError(t, err)
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	rows := map[string]catalogueRow{}
+	for _, rec := range recs[1:] {
+		fam := strings.TrimSuffix(rec[col["exposed_series"]], "_{bucket,sum,count}")
+		if !strings.HasPrefix(fam, "vllm:") {
+			continue // http_*, python_*: not engine metrics
+		}
+		typ, _, _ := strings.Cut(rec[col["prometheus_type"]], " ")
+		rows[fam] = catalogueRow{family: fam, typ: typ, labels: rec[col["labels"]],
+			buckets: rec[col["histogram_buckets"]], engine: rec[col["engine"]], removed: rec[col["removed_in"]]}
+	}
+	require.Greater(t, len(rows), 50, "catalogue looks truncated")
+	return rows
+}
+
+// in reports whether the catalogue says generation g had the metric.
+func (r catalogueRow) in(g Generation) bool {
+	if g == V0 {
+		return r.engine == "V0" || r.engine == "both"
+	}
+	return r.engine == "V1" || r.engine == "both" || strings.HasPrefix(r.engine, "V1 (also")
+}
+
+// current reports whether the newest V1 still has the metric.
+func (r catalogueRow) current() bool { return r.in(V1) && r.removed == "" }
+
+// optInV1 are families vLLM exposes only when a feature is configured
+// (LoRA, speculative decoding, KV connectors, --kv-cache-metrics,
+// VLLM_COMPUTE_NANS_IN_LOGITS).
+var optInV1 = []string{"vllm:lora_requests_info", "vllm:kv_block_", "vllm:spec_decode_", "vllm:nixl_",
+	"vllm:kv_offload_", "vllm:hf3fs_", "vllm:corrupted_requests"}
+
+func optIn(name string) bool {
+	return slices.ContainsFunc(optInV1, func(p string) bool { return strings.HasPrefix(name, p) })
+}
+
+// expectedV0 is the V0 profile the simulator models (≈v0.8.4–0.8.5 with
+// hidden metrics shown); the test checks each against the catalogue.
+var expectedV0 = []string{
+	"vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:num_requests_swapped",
+	"vllm:gpu_cache_usage_perc", "vllm:cpu_cache_usage_perc", "vllm:gpu_prefix_cache_hit_rate",
+	"vllm:cpu_prefix_cache_hit_rate", "vllm:num_preemptions_total", "vllm:prompt_tokens_total",
+	"vllm:generation_tokens_total", "vllm:iteration_tokens_total", "vllm:request_success_total",
+	"vllm:request_prompt_tokens", "vllm:request_generation_tokens", "vllm:request_max_num_generation_tokens",
+	"vllm:request_params_n", "vllm:request_params_max_tokens", "vllm:time_to_first_token_seconds",
+	"vllm:time_per_output_token_seconds", "vllm:e2e_request_latency_seconds", "vllm:request_queue_time_seconds",
+	"vllm:request_inference_time_seconds", "vllm:request_prefill_time_seconds", "vllm:request_decode_time_seconds",
+	"vllm:time_in_queue_requests", "vllm:cache_config_info", "vllm:lora_requests_info",
+}
+
+// expectedFamilies derives what generation g must expose: for V1 every
+// current, not opt-in catalogue metric; for V0 the modelled profile.
+func expectedFamilies(t *testing.T, cat map[string]catalogueRow, g Generation) []string {
+	if g == V0 {
+		for _, name := range expectedV0 {
+			require.True(t, cat[name].in(V0), "%s is not a V0 metric in the catalogue", name)
+		}
+		return expectedV0
+	}
+	var out []string
+	for name, row := range cat {
+		if row.current() && !optIn(name) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+var parenRE = regexp.MustCompile(`\([^()]*\)`)
+
+// catalogueLabels parses the labels column for generation g. Forms:
+// "{V0: model_name | V1: model_name (+engine since …)}", "model_name,engine,
+// reason (reason in {…})", "V0: a,b | V1: a,b,c", "model_name,engine(since …)".
+func catalogueLabels(cell string, g Generation) []string {
+	s := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(cell), "{"), "}")
+	if strings.Contains(s, "V0:") {
+		prefix := strings.ToUpper(string(g)) + ":"
+		for _, part := range strings.Split(s, " | ") {
+			if part = strings.TrimSpace(part); strings.HasPrefix(part, prefix) {
+				s = strings.TrimPrefix(part, prefix)
+			}
+		}
+	}
+	addEngine := strings.Contains(s, "(+engine") && g == V1
+	s, _, _ = strings.Cut(parenRE.ReplaceAllString(s, ""), ";")
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	if addEngine {
+		out = append(out, "engine")
+	}
+	slices.Sort(out)
+	return out
+}
+
+var listRE = regexp.MustCompile(`\[([^\[\]]*)\]`)
+
+// catalogueBuckets picks the bucket list generation g uses: the list after
+// "V0 " for V0 where the column names one, else the newest (last) list.
+// Lists that are not plain numbers (Python expressions) are skipped.
+func catalogueBuckets(cell string, g Generation) []float64 {
+	if i := strings.Index(cell, "V0 "); g == V0 && i >= 0 {
+		if m := listRE.FindStringSubmatch(cell[i:]); m != nil {
+			return parseFloatList(m[1])
+		}
+	}
+	var last []float64
+	for _, m := range listRE.FindAllStringSubmatch(cell, -1) {
+		if l := parseFloatList(m[1]); l != nil {
+			last = l
+		}
+	}
+	return last
+}
+
+func parseFloatList(s string) []float64 {
+	var out []float64
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil {
+			return nil
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func TestExpositionMatchesCatalogue(t *testing.T) {
+	cat := loadCatalogue(t)
+	tests := []struct {
+		name string
+		gen  Generation
+		dp   int
+	}{
+		{"v1 single engine", V1, 1},
+		{"v1 data parallel", V1, 3},
+		{"v0", V0, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newTestFleet(t, nil, InstanceConfig{Model: "org/model-a", Engines: tt.dp, Generation: tt.gen})
+			require.NoError(t, f.Advance(2*time.Minute)) // every family gets observations
+			got := scrape(t, f, 0)
+			want := expectedFamilies(t, cat, tt.gen)
+			for _, name := range want {
+				require.Contains(t, got.families, name, "missing %s", name)
+			}
+			for name, fv := range got.families {
+				row, ok := cat[name]
+				require.True(t, ok, "%s is not in the catalogue", name)
+				require.True(t, row.in(tt.gen), "%s leaks from the other generation", name)
+				if tt.gen == V1 {
+					require.True(t, row.current(), "%s was removed from V1", name)
+				}
+				checkFamily(t, row, fv, tt.gen, tt.dp)
+			}
+		})
+	}
+}
+
+// checkFamily compares one exposed family with its catalogue row.
+func checkFamily(t *testing.T, row catalogueRow, fv *familyView, g Generation, dp int) {
+	t.Helper()
+	require.Equal(t, strings.ToUpper(row.typ), fv.typ, "%s type", row.family)
+	engines := map[string]bool{}
+	for _, sv := range fv.series {
+		engines[sv.labels["engine"]] = true
+		checkSeriesLabels(t, row, sv, g)
+		if row.typ == "histogram" {
+			require.Equal(t, catalogueBuckets(row.buckets, g), sv.bounds, "%s buckets", row.family)
+			require.Equal(t, sv.count, sv.inf, "%s: +Inf bucket equals count", row.family)
+		}
+	}
+	if g == V1 && row.family != "vllm:lora_requests_info" {
+		require.Len(t, engines, dp, "%s: one series set per engine", row.family)
+	}
+}
+
+func checkSeriesLabels(t *testing.T, row catalogueRow, sv seriesView, g Generation) {
+	t.Helper()
+	var names []string
+	for k := range sv.labels {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	if row.family == "vllm:cache_config_info" {
+		// One label per CacheConfig attribute, engine in V1, never model_name.
+		for _, l := range []string{"block_size", "num_gpu_blocks", "enable_prefix_caching", "gpu_memory_utilization", "cache_dtype"} {
+			require.Contains(t, names, l)
+		}
+		require.NotContains(t, names, "model_name")
+		require.Equal(t, g == V1, slices.Contains(names, "engine"), "cache_config_info engine label")
+		return
+	}
+	require.Equal(t, catalogueLabels(row.labels, g), names, "%s labels", row.family)
+}
+
+func TestExpositionValues(t *testing.T) {
+	f := newTestFleet(t, func(c *Config) { c.Engine.NumGPUBlocks = 1234 },
+		InstanceConfig{Model: "m", Engines: 2}, InstanceConfig{Model: "m", Generation: V0})
+	require.NoError(t, f.Advance(time.Minute))
+	v1, v0 := scrape(t, f, 0), scrape(t, f, 1)
+	tests := []struct {
+		name   string
+		s      scraped
+		family string
+		match  map[string]string
+		want   float64
+	}{
+		{"v1 cache config", v1, "vllm:cache_config_info", map[string]string{"engine": "1", "num_gpu_blocks": "1234", "block_size": "16"}, 1},
+		{"v0 cache config", v0, "vllm:cache_config_info", map[string]string{"num_gpu_blocks": "1234"}, 1},
+		{"v1 pre-creates error", v1, "vllm:request_success_total", map[string]string{"engine": "0", "finished_reason": "error"}, 0},
+		{"v1 pre-creates repetition", v1, "vllm:request_success_total", map[string]string{"engine": "1", "finished_reason": "repetition"}, 0},
+		{"nothing deferred", v1, "vllm:num_requests_waiting_by_reason", map[string]string{"engine": "0", "reason": "deferred"}, 0},
+		{"awake", v1, "vllm:engine_sleep_state", map[string]string{"engine": "0", "sleep_state": "awake"}, 1},
+		{"v0 never swaps", v0, "vllm:num_requests_swapped", nil, 0},
+		{"v0 no cpu cache", v0, "vllm:cpu_cache_usage_perc", nil, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Equal(t, tt.want, tt.s.value(t, tt.family, tt.match))
+		})
+	}
+	t.Run("v0 creates success series lazily", func(t *testing.T) {
+		for _, sv := range v0.families["vllm:request_success_total"].series {
+			require.Contains(t, []string{"stop", "length", "abort"}, sv.labels["finished_reason"])
+			require.Positive(t, sv.value)
+		}
+	})
+	t.Run("v0 has no engine label anywhere", func(t *testing.T) {
+		require.NotContains(t, v0.text, `engine="`)
+	})
+}
+
+func TestMetricsHandler(t *testing.T) {
+	f := newTestFleet(t, nil, InstanceConfig{Model: "m"})
+	tests := []struct {
+		name, path  string
+		instance    int
+		status      int
+		contentType string
+	}{
+		{"metrics", "/metrics", 0, http.StatusOK, ContentType},
+		{"health", "/health", 0, http.StatusOK, ""},
+		{"no such instance", "/metrics", 3, http.StatusNotFound, ""},
+		{"no such path", "/v1/models", 0, http.StatusNotFound, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			f.Handler(tt.instance).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, tt.path, nil))
+			require.Equal(t, tt.status, rec.Code)
+			if tt.contentType != "" {
+				require.Equal(t, tt.contentType, rec.Header().Get("Content-Type"))
+				parseExposition(t, rec.Body.String())
+			}
+		})
+	}
+}

@@ -1,0 +1,245 @@
+package sim
+
+import (
+	"math"
+	"math/bits"
+	"math/rand/v2"
+	"sync"
+	"time"
+)
+
+// never is a time no event reaches.
+const never = time.Duration(math.MaxInt64)
+
+// engine is one simulated vLLM engine core (one data-parallel rank). All
+// fields are guarded by mu; the wall-clock driver, scrapes and Snapshot
+// take it in turn.
+type engine struct {
+	mu sync.Mutex
+
+	instance, rank int
+	model          string
+	gen            Generation
+	p              EngineParams
+	rng            *rand.Rand
+	rate           float64 // arrivals per second before the profile
+	profile        Profile
+	limitTokens    int // longest sequence accepted
+	limitMaxTokens int // max_tokens after clipping to limitTokens
+
+	now         time.Duration
+	nextArrival time.Duration // next candidate of the thinned arrival process
+	busy        bool
+	stepEnd     time.Duration
+	batch       []scheduledSeq
+	preempted   bool // a preemption happened while scheduling this step
+	iterTokens  int  // tokens vLLM counts for iteration_tokens_total this step
+
+	waiting    deque[*request]
+	running    []*request
+	freeBlocks int
+	nextID     uint64
+
+	st            counters
+	h             hists
+	preemptionLog ring[PreemptionEvent]
+	completedLog  ring[CompletedRequest]
+}
+
+// counters are the engine's cumulative totals and integrals.
+type counters struct {
+	arrivals, rejected, completed, preemptions int64
+	promptTokens, cachedPromptTokens           int64
+	generationTokens                           int64
+	prefixQueries, prefixHits                  int64
+	success                                    [numReasons]int64
+	totalWait                                  time.Duration
+	busy                                       time.Duration
+	waitingArea, runningArea                   area
+}
+
+// area is an exact integral of a count over time in request·nanoseconds.
+// It is 128-bit so that days of deep queues cannot overflow, and integer so
+// that the result does not depend on how time was chopped into Advance calls.
+type area struct{ hi, lo uint64 }
+
+func (a *area) add(n int, d time.Duration) {
+	hi, lo := bits.Mul64(uint64(n), uint64(d))
+	var carry uint64
+	a.lo, carry = bits.Add64(a.lo, lo, 0)
+	a.hi += hi + carry
+}
+
+// seconds returns the integral in request·seconds.
+func (a area) seconds() float64 {
+	return (float64(a.hi)*math.Exp2(64) + float64(a.lo)) / 1e9
+}
+
+// hists are the engine's histograms, named after the vLLM metrics they feed.
+type hists struct {
+	ttft, itl, tpot, e2e, queue, inference, prefill, decode histogram
+	iteration, promptTokens, genTokens, maxGen              histogram
+	paramsN, paramsMaxTokens, prefillKV                     histogram
+}
+
+func newHists(gen Generation, maxModelLen int) hists {
+	iter := iterationTokensV1
+	if gen == V0 {
+		iter = iterationTokensV0
+	}
+	tok := buckets125(maxModelLen)
+	return hists{
+		ttft: newHistogram(ttftBuckets), itl: newHistogram(itlBuckets), tpot: newHistogram(itlBuckets),
+		e2e: newHistogram(requestLatencyBuckets), queue: newHistogram(requestLatencyBuckets),
+		inference: newHistogram(requestLatencyBuckets), prefill: newHistogram(requestLatencyBuckets),
+		decode: newHistogram(requestLatencyBuckets), iteration: newHistogram(iter),
+		promptTokens: newHistogram(tok), genTokens: newHistogram(tok), maxGen: newHistogram(tok),
+		paramsN: newHistogram(paramsNBuckets), paramsMaxTokens: newHistogram(tok), prefillKV: newHistogram(tok),
+	}
+}
+
+// engineSetup is what newEngine needs beyond the instance config.
+type engineSetup struct {
+	instance, rank int
+	index          int // position in the fleet; separates the PCG streams
+	seed           uint64
+	rate           float64
+	profile        Profile
+	preemptionLog  int
+	requestLog     int
+}
+
+func newEngine(ic InstanceConfig, s engineSetup) *engine {
+	p := *ic.Engine
+	e := &engine{
+		instance: s.instance, rank: s.rank, model: ic.Model, gen: ic.Generation, p: p,
+		rng:     rand.New(rand.NewPCG(s.seed, uint64(s.index)*0x9E3779B97F4A7C15+1)),
+		rate:    s.rate,
+		profile: s.profile, limitTokens: p.capacity(),
+		freeBlocks:    p.NumGPUBlocks,
+		h:             newHists(ic.Generation, p.MaxModelLen),
+		preemptionLog: newRing[PreemptionEvent](s.preemptionLog),
+		completedLog:  newRing[CompletedRequest](s.requestLog),
+	}
+	e.limitMaxTokens = min(p.MaxTokens, e.limitTokens/2)
+	e.nextArrival = e.drawGap(0)
+	return e
+}
+
+// advanceTo runs the engine's events up to and including simulated time
+// until. Events are processed in time order with step ends before arrivals
+// at the same instant, so the history is the same however time is chopped.
+func (e *engine) advanceTo(until time.Duration) {
+	for {
+		stepDue := e.busy && e.stepEnd <= e.nextArrival
+		next := e.nextArrival
+		if stepDue {
+			next = e.stepEnd
+		}
+		if next > until {
+			break
+		}
+		e.elapse(next)
+		if stepDue {
+			e.finishStep()
+			e.startStep()
+		} else {
+			e.arrivalCandidate()
+		}
+	}
+	e.elapse(until)
+}
+
+// elapse moves the clock to t, integrating queue lengths on the way.
+func (e *engine) elapse(t time.Duration) {
+	if t <= e.now {
+		return
+	}
+	d := t - e.now
+	e.st.waitingArea.add(e.waiting.len(), d)
+	e.st.runningArea.add(len(e.running), d)
+	if e.busy {
+		e.st.busy += d
+	}
+	e.now = t
+}
+
+// arrivalCandidate handles one point of the Poisson process of rate
+// peak·rate and keeps it with probability factor(t)/peak (thinning), which
+// yields an exact inhomogeneous Poisson process for any profile.
+func (e *engine) arrivalCandidate() {
+	peak := e.rate * e.profile.peak()
+	if e.rng.Float64()*peak < e.rate*e.profile.factor(e.now) {
+		e.arrive()
+	}
+	e.nextArrival = e.drawGap(e.now)
+	if !e.busy {
+		e.startStep()
+	}
+}
+
+// drawGap returns the next candidate arrival after from.
+func (e *engine) drawGap(from time.Duration) time.Duration {
+	peak := e.rate * e.profile.peak()
+	if peak <= 0 {
+		return never
+	}
+	gap := e.rng.ExpFloat64() / peak * 1e9
+	if gap >= float64(never-from) {
+		return never
+	}
+	return from + time.Duration(gap)
+}
+
+// arrive queues a new request, or aborts it at once when the queue is full,
+// as a client that gives up would.
+func (e *engine) arrive() {
+	if e.p.MaxWaiting > 0 && e.waiting.len() >= e.p.MaxWaiting {
+		e.st.rejected++
+		e.st.success[reasonAbort]++
+		return
+	}
+	e.st.arrivals++
+	e.waiting.pushBack(e.newRequest())
+}
+
+func (e *engine) newRequest() *request {
+	e.nextID++
+	r := &request{id: e.nextID, arrival: e.now, waitStart: e.now, maxTokens: e.limitMaxTokens}
+	r.prompt = min(e.p.PromptTokens.sample(e.rng), e.limitTokens-r.maxTokens)
+	r.target, r.reason = e.p.OutputTokens.sample(e.rng), reasonStop
+	if r.target >= r.maxTokens {
+		r.target, r.reason = r.maxTokens, reasonLength
+	}
+	if e.rng.Float64() < e.p.AbortRate {
+		r.target, r.reason = 1+e.rng.IntN(r.target), reasonAbort
+	}
+	if e.p.PrefixCaching {
+		r.cached = e.prefixHit(r.prompt)
+	}
+	r.numTokens = r.prompt
+	return r
+}
+
+// prefixHit draws how much of a prompt the prefix cache holds: a fraction
+// U^((1-h)/h), whose mean is h, rounded down to whole blocks and leaving at
+// least one token to compute, as vLLM always recomputes the last one.
+func (e *engine) prefixHit(prompt int) int {
+	h := e.p.PrefixHitRate
+	if h <= 0 {
+		return 0
+	}
+	f := math.Pow(e.rng.Float64(), (1-h)/h)
+	hit := min(int(f*float64(prompt)), prompt-1)
+	return hit / e.p.BlockSize * e.p.BlockSize
+}
+
+func (e *engine) blocksFor(tokens int) int {
+	return (tokens + e.p.BlockSize - 1) / e.p.BlockSize
+}
+
+func (e *engine) usedBlocks() int { return e.p.NumGPUBlocks - e.freeBlocks }
+
+func (e *engine) kvUsage() float64 {
+	return float64(e.usedBlocks()) / float64(e.p.NumGPUBlocks)
+}

@@ -1,0 +1,105 @@
+package sim
+
+// v1Families is what a current vLLM V1 engine (upstream main, 2026-05) with
+// default options exposes, in its registration order: no LoRA, speculative
+// decoding, KV connector or --kv-cache-metrics families, and no *_created
+// series (as with --api-server-count > 1, the default for data parallelism).
+var v1Families = buildV1Families()
+
+func buildV1Families() []family {
+	fams := []family{
+		counter("vllm:estimated_flops_per_gpu_total", "Estimated number of floating point operations per GPU "+
+			"(for Model Flops Utilization calculations).", zero),
+		counter("vllm:estimated_read_bytes_per_gpu_total", "Estimated number of bytes read from memory per GPU "+
+			"(for Model Flops Utilization calculations).", zero),
+		counter("vllm:estimated_write_bytes_per_gpu_total", "Estimated number of bytes written to memory per GPU "+
+			"(for Model Flops Utilization calculations).", zero),
+		gauge("vllm:num_requests_running", "Number of requests in model execution batches.",
+			func(e *engine) float64 { return float64(len(e.running)) }),
+		gauge("vllm:num_requests_waiting", helpWaiting, func(e *engine) float64 { return float64(e.waiting.len()) }),
+		waitingByReasonV1(),
+		sleepStateV1(),
+		gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", (*engine).kvUsage),
+		counter("vllm:prefix_cache_queries_total", "Prefix cache queries, in terms of number of queried tokens.",
+			func(e *engine) float64 { return i64(e.st.prefixQueries) }),
+		counter("vllm:prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens.",
+			func(e *engine) float64 { return i64(e.st.prefixHits) }),
+		counter("vllm:external_prefix_cache_queries_total", "External prefix cache queries from KV connector "+
+			"cross-instance cache sharing, in terms of number of queried tokens.", zero),
+		counter("vllm:external_prefix_cache_hits_total", "External prefix cache hits from KV connector "+
+			"cross-instance cache sharing, in terms of number of cached tokens.", zero),
+		counter("vllm:mm_cache_queries_total", "Multi-modal cache queries, in terms of number of queried items.", zero),
+		counter("vllm:mm_cache_hits_total", "Multi-modal cache hits, in terms of number of cached items.", zero),
+	}
+	fams = append(fams, commonCounters()...)
+	fams = append(fams,
+		promptBySourceV1(),
+		counter("vllm:prompt_tokens_cached_total", "Number of cached prompt tokens (local + external).",
+			func(e *engine) float64 { return i64(e.st.cachedPromptTokens) }),
+		counter("vllm:generation_tokens_total", helpGenTok, func(e *engine) float64 { return i64(e.st.generationTokens) }),
+		successFamily(V1),
+	)
+	fams = append(fams, requestHistograms()...)
+	fams = append(fams,
+		hist("vllm:time_to_first_token_seconds", helpTTFT, func(e *engine) *histogram { return &e.h.ttft }),
+		hist("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.",
+			func(e *engine) *histogram { return &e.h.itl }),
+		hist("vllm:request_time_per_output_token_seconds", "Histogram of time_per_output_token_seconds per request.",
+			func(e *engine) *histogram { return &e.h.tpot }),
+	)
+	fams = append(fams, phaseHistograms("Histogram of e2e request latency in seconds.")...)
+	return append(fams,
+		hist("vllm:request_prefill_kv_computed_tokens", "Histogram of new KV tokens computed during prefill "+
+			"(excluding cached tokens).", func(e *engine) *histogram { return &e.h.prefillKV }),
+		cacheConfigV1(),
+	)
+}
+
+// waitingByReasonV1 splits the queue: the simulator has no LoRA budget or
+// KV transfers, so nothing is ever deferred and capacity equals waiting.
+func waitingByReasonV1() family {
+	return family{"vllm:num_requests_waiting_by_reason", "Number of waiting requests by reason. Reason labels: " +
+		"'capacity' = waiting for scheduling capacity; 'deferred' = deferred by transient constraints " +
+		"(LoRA budget, KV transfer, blocked status). Sum of all reasons equals vllm:num_requests_waiting.",
+		"gauge", func(e *engine, w *seriesWriter) {
+			w.sample(float64(e.waiting.len()), "reason", "capacity")
+			w.sample(0, "reason", "deferred")
+		}}
+}
+
+func sleepStateV1() family {
+	return family{"vllm:engine_sleep_state", "Engine sleep state; awake = 0 means engine is sleeping; " +
+		"awake = 1 means engine is awake; weights_offloaded = 1 means sleep level 1; " +
+		"discard_all = 1 means sleep level 2.", "gauge", func(_ *engine, w *seriesWriter) {
+		w.sample(1, "sleep_state", "awake")
+		w.sample(0, "sleep_state", "weights_offloaded")
+		w.sample(0, "sleep_state", "discard_all")
+	}}
+}
+
+func promptBySourceV1() family {
+	return family{"vllm:prompt_tokens_by_source_total", "Number of prompt tokens by source.", "counter",
+		func(e *engine, w *seriesWriter) {
+			w.sample(i64(e.st.promptTokens-e.st.cachedPromptTokens), "source", "local_compute")
+			w.sample(i64(e.st.cachedPromptTokens), "source", "local_cache_hit")
+			w.sample(0, "source", "external_kv_transfer")
+		}}
+}
+
+// cacheConfigV1 carries one label per CacheConfig attribute (upstream main,
+// 2026-05) plus engine, and no model_name.
+func cacheConfigV1() family {
+	return family{"vllm:cache_config_info", helpCacheConfig, "gauge", func(e *engine, w *seriesWriter) {
+		w.info(1,
+			"_block_size_resolved", "True", "block_size", itoa(e.p.BlockSize), "cache_dtype", "auto",
+			"calculate_kv_scales", "False", "enable_prefix_caching", pyBool(e.p.PrefixCaching),
+			"engine", itoa(e.rank), "gpu_memory_utilization", pyFloat(e.p.GPUMemoryUtilization),
+			"hash_block_size", "None", "is_attention_free", "False", "kv_cache_dtype_skip_layers", "[]",
+			"kv_cache_memory_bytes", "None", "kv_offloading_backend", "native", "kv_offloading_size", "None",
+			"kv_sharing_fast_prefill", "False", "mamba_block_size", "None", "mamba_cache_dtype", "auto",
+			"mamba_cache_mode", "none", "mamba_page_size_padded", "None", "mamba_ssm_cache_dtype", "auto",
+			"num_cpu_blocks", "None", "num_gpu_blocks", itoa(e.p.NumGPUBlocks), "num_gpu_blocks_override", "None",
+			"prefix_caching_hash_algo", "sha256", "sliding_window", "None", "user_specified_block_size", "False",
+			"user_specified_mamba_block_size", "False")
+	}}
+}

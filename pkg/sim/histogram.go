@@ -1,0 +1,57 @@
+package sim
+
+import "sort"
+
+// Bucket boundaries, copied from vLLM (newest lists; see the metric
+// catalogue). They are shared, never modified.
+var (
+	// TTFT, V0 and V1 since 86fc2321f (≈v0.8.4).
+	ttftBuckets = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5,
+		10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0}
+	// Inter-token latency, V0 time_per_output_token and per-request TPOT.
+	itlBuckets = []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
+		20.0, 40.0, 80.0}
+	// Queue, e2e, prefill, decode and inference time.
+	requestLatencyBuckets = []float64{0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0,
+		60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0}
+	// iteration_tokens_total: V1 since 4213475ec; V0 kept its 8096 typo.
+	iterationTokensV1 = []float64{1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384}
+	iterationTokensV0 = []float64{1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8096}
+	paramsNBuckets    = []float64{1, 2, 5, 10, 20}
+)
+
+// buckets125 mirrors vLLM's build_1_2_5_buckets(max): 1, 2, 5, 10, 20, 50, …
+// while the value is ≤ max. Token-count histograms use it with
+// max_model_len, so their le set differs per deployment.
+func buckets125(max int) []float64 {
+	var out []float64
+	for scale := 1; ; scale *= 10 {
+		for _, m := range []int{1, 2, 5} {
+			if m*scale > max {
+				return out
+			}
+			out = append(out, float64(m*scale))
+		}
+	}
+}
+
+// histogram is a classic Prometheus histogram kept by one engine. It is
+// not safe for concurrent use; the engine's mutex guards it.
+type histogram struct {
+	bounds []float64 // upper bounds, ascending, +Inf implied
+	counts []uint64  // per bucket, not cumulative; last is +Inf
+	sum    float64
+	count  uint64
+}
+
+func newHistogram(bounds []float64) histogram {
+	return histogram{bounds: bounds, counts: make([]uint64, len(bounds)+1)}
+}
+
+// observe adds v to the first bucket whose upper bound is ≥ v, which is
+// Prometheus's le ("less or equal") rule.
+func (h *histogram) observe(v float64) {
+	h.counts[sort.SearchFloat64s(h.bounds, v)]++
+	h.sum += v
+	h.count++
+}

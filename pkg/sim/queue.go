@@ -1,0 +1,71 @@
+package sim
+
+// deque is a ring-buffer double-ended queue. The waiting queue needs both
+// ends: arrivals join the back, preempted requests return to the front.
+type deque[T any] struct {
+	buf        []T
+	head, size int
+}
+
+func (d *deque[T]) len() int { return d.size }
+
+func (d *deque[T]) front() T { return d.buf[d.head] }
+
+func (d *deque[T]) pushBack(v T) {
+	d.grow()
+	d.buf[(d.head+d.size)%len(d.buf)] = v
+	d.size++
+}
+
+func (d *deque[T]) pushFront(v T) {
+	d.grow()
+	d.head = (d.head - 1 + len(d.buf)) % len(d.buf)
+	d.buf[d.head] = v
+	d.size++
+}
+
+func (d *deque[T]) popFront() T {
+	var zero T
+	v := d.buf[d.head]
+	d.buf[d.head] = zero // let the GC have finished requests
+	d.head = (d.head + 1) % len(d.buf)
+	d.size--
+	return v
+}
+
+func (d *deque[T]) grow() {
+	if d.size < len(d.buf) {
+		return
+	}
+	nb := make([]T, max(16, 2*len(d.buf)))
+	for i := range d.size {
+		nb[i] = d.buf[(d.head+i)%len(d.buf)]
+	}
+	d.buf, d.head = nb, 0
+}
+
+// ring keeps the newest limit values pushed to it.
+type ring[T any] struct {
+	buf   []T
+	next  int
+	limit int
+}
+
+func newRing[T any](limit int) ring[T] { return ring[T]{limit: limit} }
+
+func (r *ring[T]) push(v T) {
+	switch {
+	case r.limit == 0:
+	case len(r.buf) < r.limit:
+		r.buf = append(r.buf, v)
+	default:
+		r.buf[r.next] = v
+		r.next = (r.next + 1) % r.limit
+	}
+}
+
+// appendTo appends the kept values, oldest first.
+func (r *ring[T]) appendTo(out []T) []T {
+	out = append(out, r.buf[r.next:]...)
+	return append(out, r.buf[:r.next]...)
+}

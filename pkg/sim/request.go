@@ -1,0 +1,63 @@
+package sim
+
+import "time"
+
+// finishReason indexes vLLM's finished_reason label values, in the order V1
+// pre-creates them.
+type finishReason int
+
+const (
+	reasonStop finishReason = iota
+	reasonLength
+	reasonAbort
+	reasonError
+	reasonRepetition
+	numReasons
+)
+
+var reasonNames = [numReasons]string{"stop", "length", "abort", "error", "repetition"}
+
+// request is one simulated request. Token bookkeeping follows vLLM V1:
+// numTokens is prompt plus sampled output; computed is how many of them have
+// KV entries. A request samples a new token in the step that makes computed
+// reach numTokens, so a decoding request computes exactly one token a step.
+// Recompute preemption resets computed to 0 and keeps the sampled output,
+// so the request later prefills prompt+output again.
+type request struct {
+	id        uint64
+	arrival   time.Duration
+	prompt    int
+	maxTokens int
+	target    int // outputs after which it finishes
+	reason    finishReason
+	cached    int // prompt tokens found in the prefix cache, a whole number of blocks
+
+	numTokens int
+	outputs   int
+	computed  int
+	blocks    int
+	done      bool
+
+	waitStart      time.Duration // when it last joined the waiting queue
+	totalWait      time.Duration // all waiting episodes, preemptions included
+	queueTime      time.Duration // first episode only, as vLLM reports it
+	scheduled      bool
+	firstScheduled time.Duration
+	firstToken     time.Duration
+	lastToken      time.Duration
+	preemptions    int
+}
+
+// scheduledSeq is one request's share of a step.
+type scheduledSeq struct {
+	r       *request
+	n       int  // tokens computed this step
+	prefill bool // prompt or recompute tokens, as opposed to one decode token
+}
+
+// newScheduledSeq classifies the work: a request that has sampled output and
+// lacks exactly one KV entry is decoding; anything else is (re)prefill.
+func newScheduledSeq(r *request, n int) scheduledSeq {
+	decode := r.outputs > 0 && r.numTokens-r.computed == 1
+	return scheduledSeq{r: r, n: n, prefill: !decode}
+}

@@ -1,0 +1,215 @@
+package sim
+
+import "time"
+
+// startStep picks the next batch the way vLLM V1's scheduler does: first the
+// running requests in order (decode or the next prefill chunk), each taking
+// KV blocks and preempting the newest running request when none are free;
+// then, only if nothing was preempted, waiting requests from the front of
+// the queue while the token budget, max-num-seqs and free blocks allow.
+func (e *engine) startStep() {
+	e.batch = e.batch[:0]
+	e.preempted = false
+	budget := e.scheduleRunning(e.p.MaxNumBatchedTokens)
+	if !e.preempted {
+		e.scheduleWaiting(budget)
+	}
+	if len(e.batch) == 0 && e.waiting.len() > 0 && len(e.running) == 0 {
+		// Everything was preempted; the queue head now has the whole cache.
+		e.scheduleWaiting(e.p.MaxNumBatchedTokens)
+	}
+	e.busy = len(e.batch) > 0
+	if e.busy {
+		e.stepEnd = e.now + e.stepTime()
+	}
+}
+
+func (e *engine) scheduleRunning(budget int) int {
+	for i := 0; i < len(e.running) && budget > 0; i++ {
+		r := e.running[i]
+		n := min(r.numTokens-r.computed, budget)
+		if !e.grow(r, n) {
+			break // r was the newest and preempted itself; nothing after it
+		}
+		e.batch = append(e.batch, newScheduledSeq(r, n))
+		budget -= n
+	}
+	return budget
+}
+
+// grow gives r the blocks for n more tokens. While blocks are short it
+// preempts the newest running request, which may be r itself; it reports
+// whether r is still running. Victims come from the end of the running list,
+// past r, so none of them is already in this step's batch.
+func (e *engine) grow(r *request, n int) bool {
+	need := e.blocksFor(r.computed+n) - r.blocks
+	for need > e.freeBlocks {
+		victim := e.running[len(e.running)-1]
+		e.preempt(victim)
+		if victim == r {
+			return false
+		}
+	}
+	e.freeBlocks -= need
+	r.blocks += need
+	return true
+}
+
+// scheduleWaiting admits requests from the front of the queue. It stops at
+// the first one that does not fit (FCFS: no overtaking), as vLLM does.
+func (e *engine) scheduleWaiting(budget int) {
+	for e.waiting.len() > 0 && budget > 0 && len(e.running) < e.p.MaxNumSeqs {
+		r := e.waiting.front()
+		n := min(r.numTokens-r.cached, budget)
+		need := e.blocksFor(r.cached + n)
+		if need > e.freeBlocks {
+			return
+		}
+		e.waiting.popFront()
+		e.admit(r, need)
+		e.batch = append(e.batch, newScheduledSeq(r, n))
+		budget -= n
+	}
+}
+
+// admit moves r from waiting to running with blocks for its cached prefix
+// and its first chunk.
+func (e *engine) admit(r *request, blocks int) {
+	e.freeBlocks -= blocks
+	r.blocks = blocks
+	r.computed = r.cached
+	if e.p.PrefixCaching {
+		e.st.prefixQueries += int64(r.numTokens)
+		e.st.prefixHits += int64(r.cached)
+	}
+	wait := e.now - r.waitStart
+	r.totalWait += wait
+	if !r.scheduled {
+		r.scheduled, r.firstScheduled, r.queueTime = true, e.now, wait
+	}
+	e.running = append(e.running, r)
+}
+
+// preempt evicts v, the newest running request, by recompute: its blocks are
+// freed, its KV progress is lost, and it goes back to the front of the queue.
+func (e *engine) preempt(v *request) {
+	usage := e.kvUsage()
+	e.running = e.running[:len(e.running)-1]
+	e.freeBlocks += v.blocks
+	v.blocks, v.computed = 0, 0
+	v.preemptions++
+	v.waitStart = e.now
+	e.waiting.pushFront(v)
+	e.preempted = true
+	e.st.preemptions++
+	e.preemptionLog.push(PreemptionEvent{
+		SimTime: e.now, Instance: e.instance, Engine: e.rank, Model: e.model, RequestID: v.id,
+		KVUsage: usage, Running: len(e.running), Waiting: e.waiting.len(),
+	})
+}
+
+// stepTime is a + b·(sequences in batch) + c·(prefill tokens in step).
+func (e *engine) stepTime() time.Duration {
+	prefill := 0
+	for _, s := range e.batch {
+		if s.prefill {
+			prefill += s.n
+		}
+	}
+	return e.p.StepBase + time.Duration(len(e.batch))*e.p.StepPerSeq +
+		time.Duration(prefill)*e.p.StepPerPrefillToken
+}
+
+// finishStep applies the step that just ended: KV progress, sampled tokens,
+// finished requests.
+func (e *engine) finishStep() {
+	e.iterTokens = 0
+	for _, s := range e.batch {
+		s.r.computed += s.n
+		if s.r.computed == s.r.numTokens {
+			e.emitToken(s.r)
+		}
+	}
+	if e.iterTokens > 0 {
+		e.h.iteration.observe(float64(e.iterTokens))
+	}
+	e.removeFinished()
+	e.busy = false
+}
+
+// emitToken samples one output token for r and observes what vLLM observes
+// per token: TTFT for the first, inter-token latency for the rest.
+func (e *engine) emitToken(r *request) {
+	r.outputs++
+	r.numTokens++
+	e.st.generationTokens++
+	e.iterTokens++
+	if r.outputs == 1 {
+		r.firstToken = e.now
+		e.h.ttft.observe(seconds(e.now - r.arrival))
+		// vLLM counts the prompt once, in the iteration of the first token.
+		e.st.promptTokens += int64(r.prompt)
+		e.st.cachedPromptTokens += int64(r.cached)
+		e.iterTokens += r.prompt
+	} else {
+		e.h.itl.observe(seconds(e.now - r.lastToken))
+	}
+	r.lastToken = e.now
+	if r.outputs >= r.target {
+		e.finish(r)
+	}
+}
+
+// finish releases r and observes the per-request histograms vLLM observes
+// when a request finishes.
+func (e *engine) finish(r *request) {
+	r.done = true
+	e.freeBlocks += r.blocks
+	r.blocks = 0
+	e.st.completed++
+	e.st.success[r.reason]++
+	e.st.totalWait += r.totalWait
+	e.observeFinished(r)
+	e.completedLog.push(CompletedRequest{
+		Instance: e.instance, Engine: e.rank, Model: e.model, ID: r.id,
+		Arrival: r.arrival, Finished: e.now, Wait: r.totalWait, QueueTime: r.queueTime,
+		TTFT: r.firstToken - r.arrival, E2E: e.now - r.arrival,
+		PromptTokens: r.prompt, OutputTokens: r.outputs, Preemptions: r.preemptions,
+		Reason: reasonNames[r.reason],
+	})
+}
+
+func (e *engine) observeFinished(r *request) {
+	decode := r.lastToken - r.firstToken
+	e.h.e2e.observe(seconds(e.now - r.arrival))
+	e.h.queue.observe(seconds(r.queueTime))
+	e.h.prefill.observe(seconds(r.firstToken - r.firstScheduled))
+	e.h.decode.observe(seconds(decode))
+	e.h.inference.observe(seconds(r.lastToken - r.firstScheduled))
+	tpot := 0.0
+	if r.outputs > 1 {
+		tpot = seconds(decode) / float64(r.outputs-1)
+	}
+	e.h.tpot.observe(tpot)
+	e.h.promptTokens.observe(float64(r.prompt))
+	e.h.genTokens.observe(float64(r.outputs))
+	e.h.maxGen.observe(float64(r.maxTokens))
+	e.h.paramsN.observe(1)
+	e.h.paramsMaxTokens.observe(float64(r.maxTokens))
+	e.h.prefillKV.observe(float64(r.prompt - r.cached))
+}
+
+// removeFinished drops finished requests from the running list, keeping the
+// order, which is the preemption priority.
+func (e *engine) removeFinished() {
+	kept := e.running[:0]
+	for _, r := range e.running {
+		if !r.done {
+			kept = append(kept, r)
+		}
+	}
+	clear(e.running[len(kept):])
+	e.running = kept
+}
+
+func seconds(d time.Duration) float64 { return d.Seconds() }
