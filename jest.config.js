@@ -1,0 +1,17 @@
+// force timezone to UTC to allow tests to work regardless of local timezone
+// generally used by snapshots, but can affect specific tests
+process.env.TZ = 'UTC';
+
+const base = require('./.config/jest.config');
+
+module.exports = {
+  // Jest configuration provided by Grafana scaffolding
+  ...base,
+  transform: {
+    ...base.transform,
+    // d3-color (pulled in by @grafana/ui → @grafana/data) ships only ESM `.mjs` files. The scaffold's transform
+    // only matches .js/.jsx/.ts/.tsx, so without this any test that imports @grafana/ui fails with
+    // "SyntaxError: Cannot use import statement outside a module". Reuse the scaffold's swc transformer.
+    '^.+\\.mjs$': base.transform['^.+\\.(t|j)sx?$'],
+  },
+};

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Frontend gate: install (when needed), typecheck, lint, unit tests, production build, then check what the build
+# wrote into dist/. Works on a machine that never saw the project (only Node >= 20 and the npm registry needed).
+#
+#   scripts/frontend-check.sh            # install only when node_modules is missing or older than the lockfile
+#   FRONTEND_CI_INSTALL=always scripts/frontend-check.sh   # always start from a clean `npm ci`
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+PLUGIN_ID="inferops-vllm-datasource"
+EXECUTABLE="gpx_vllm"
+
+# Runs one step and prints how long it took, so slow steps show up in CI logs.
+step() {
+  local name="$1"
+  shift
+  local start=$SECONDS
+  echo "==> ${name}: $*"
+  "$@"
+  echo "==> ${name}: ok in $((SECONDS - start)) s"
+}
+
+# npm writes node_modules/.package-lock.json after every install; if package-lock.json is newer, the installed
+# tree may not match it any more.
+needs_install() {
+  [[ "${FRONTEND_CI_INSTALL:-auto}" == "always" ]] && return 0
+  [[ ! -f node_modules/.package-lock.json ]] && return 0
+  [[ package-lock.json -nt node_modules/.package-lock.json ]] && return 0
+  return 1
+}
+
+node_major=$(node -p 'process.versions.node.split(".")[0]')
+if ((node_major < 20)); then
+  echo "Node >= 20 is required, found $(node --version)" >&2
+  exit 1
+fi
+
+if needs_install; then
+  step "install" npm ci --no-audit --no-fund
+else
+  echo "==> install: node_modules is up to date with package-lock.json, skipping npm ci"
+fi
+
+step "typecheck" npm run typecheck
+step "lint" npm run lint
+step "test" npm run test:ci
+step "build" npm run build
+
+# The build must leave a loadable plugin frontend: the bundle, and plugin.json as a real file (src/plugin.json is a
+# symlink to the top-level plugin.json) with the right id/executable and the %VERSION%/%TODAY% placeholders filled.
+echo "==> dist: checking build output"
+test -s dist/module.js || { echo "dist/module.js is missing or empty" >&2; exit 1; }
+test -f dist/plugin.json || { echo "dist/plugin.json is missing" >&2; exit 1; }
+test ! -L dist/plugin.json || { echo "dist/plugin.json is a symlink, expected a copy" >&2; exit 1; }
+node - "$PLUGIN_ID" "$EXECUTABLE" <<'JS'
+const fs = require('fs');
+const [id, executable] = process.argv.slice(2);
+const text = fs.readFileSync('dist/plugin.json', 'utf8');
+const plugin = JSON.parse(text);
+const problems = [];
+if (plugin.id !== id) problems.push(`id is ${JSON.stringify(plugin.id)}, want ${JSON.stringify(id)}`);
+if (plugin.executable !== executable) problems.push(`executable is ${JSON.stringify(plugin.executable)}, want ${JSON.stringify(executable)}`);
+if (plugin.backend !== true) problems.push('backend is not true');
+if (/%(VERSION|TODAY)%/.test(text)) problems.push('%VERSION% / %TODAY% placeholders were not replaced');
+if (problems.length) {
+  console.error('dist/plugin.json: ' + problems.join('; '));
+  process.exit(1);
+}
+console.log(`==> dist: ok (${plugin.id}, executable ${plugin.executable}, version ${plugin.info.version})`);
+JS
