@@ -13,6 +13,7 @@ import (
 	"github.com/inferops/vllm-datasource/pkg/health"
 	"github.com/inferops/vllm-datasource/pkg/models"
 	"github.com/inferops/vllm-datasource/pkg/prom"
+	"github.com/inferops/vllm-datasource/pkg/query"
 )
 
 // ID is the plugin id Grafana knows this data source by.
@@ -32,6 +33,8 @@ type Datasource struct {
 	// "Save & test" and every query can show which field is wrong.
 	settingsErr error
 	prom        *prom.Client
+	detector    *query.Detector
+	executor    *query.Executor
 	now         func() time.Time
 }
 
@@ -44,6 +47,11 @@ func NewDatasource(ctx context.Context, s backend.DataSourceInstanceSettings) (i
 		return ds, nil
 	}
 	ds.prom, ds.settingsErr = prom.New(prom.Options{URL: ds.settings.URL, HTTP: ds.settings.HTTPOptions})
+	if ds.settingsErr != nil {
+		return ds, nil
+	}
+	ds.detector = query.NewDetector(ds.prom, ds.settings.MetricPrefix, ds.now)
+	ds.executor = &query.Executor{Prom: ds.prom, Settings: ds.settings, Detector: ds.detector}
 	return ds, nil
 }
 
@@ -55,5 +63,6 @@ func (d *Datasource) CheckHealth(ctx context.Context, _ *backend.CheckHealthRequ
 	if d.settingsErr != nil {
 		return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: d.settingsErr.Error()}, nil
 	}
+	d.detector.Invalidate()
 	return health.Check(ctx, d.prom, d.settings, d.now()), nil
 }

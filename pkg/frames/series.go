@@ -1,0 +1,127 @@
+package frames
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/prometheus/common/model"
+
+	"github.com/inferops/vllm-datasource/pkg/vllm"
+)
+
+// SignalLabel is the label that names the signal of each series in frames
+// (running, waiting, p99, …), so series stay unique for alerting.
+const SignalLabel = "signal"
+
+// SeriesOptions says how to label and name series.
+type SeriesOptions struct {
+	// Legend is a Grafana legend format: {{label}} is replaced by its value.
+	Legend string
+	// GroupLabels build the default display name, in order.
+	GroupLabels []string
+	// Units maps a signal to a Grafana unit id; missing signals get Unit.
+	Units map[string]string
+	Unit  string
+	// Executed is the ExecutedQueryString of frame 0.
+	Executed string
+	// Notices go on frame 0.
+	Notices []data.Notice
+}
+
+// TimeSeries builds one timeseries-multi frame per series, sorted by display
+// name so output is stable. An empty result still yields one empty frame that
+// carries the executed query and notices.
+func TimeSeries(m model.Matrix, o SeriesOptions) data.Frames {
+	frames := make(data.Frames, 0, len(m))
+	for _, s := range m {
+		frames = append(frames, seriesFrame(s, o))
+	}
+	sort.SliceStable(frames, func(i, j int) bool { return frameKey(frames[i]) < frameKey(frames[j]) })
+	if len(frames) == 0 {
+		frames = append(frames, data.NewFrame(""))
+	}
+	for _, f := range frames {
+		f.SetMeta(&data.FrameMeta{Type: data.FrameTypeTimeSeriesMulti, TypeVersion: data.FrameTypeVersion{0, 1}})
+	}
+	frames[0].Meta.ExecutedQueryString = o.Executed
+	frames[0].Meta.Notices = o.Notices
+	return frames
+}
+
+func frameKey(f *data.Frame) string {
+	if len(f.Fields) < 2 {
+		return f.Name
+	}
+	return f.Name + "\x00" + f.Fields[1].Labels.String()
+}
+
+// seriesFrame converts one stream: Time and Value fields, labels on Value.
+func seriesFrame(s *model.SampleStream, o SeriesOptions) *data.Frame {
+	labels := data.Labels{}
+	for k, v := range s.Metric {
+		switch k {
+		case vllm.SignalLabel:
+			labels[SignalLabel] = string(v)
+		case model.MetricNameLabel:
+		default:
+			labels[string(k)] = string(v)
+		}
+	}
+	times := make([]time.Time, len(s.Values))
+	values := make([]float64, len(s.Values))
+	for i, p := range s.Values {
+		times[i] = p.Timestamp.Time().UTC()
+		values[i] = float64(p.Value)
+	}
+	name := DisplayName(labels, o.Legend, o.GroupLabels)
+	value := data.NewField(data.TimeSeriesValueFieldName, labels, values)
+	value.Config = &data.FieldConfig{DisplayNameFromDS: name, Unit: unitFor(labels[SignalLabel], o)}
+	return data.NewFrame(name, data.NewField(data.TimeSeriesTimeFieldName, nil, times), value)
+}
+
+func unitFor(signal string, o SeriesOptions) string {
+	if u, ok := o.Units[signal]; ok {
+		return u
+	}
+	return o.Unit
+}
+
+var legendRE = regexp.MustCompile(`\{\{\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}`)
+
+// DisplayName renders the legend, or else "<group values> <signal>[ (reason)]".
+func DisplayName(labels data.Labels, legend string, groupLabels []string) string {
+	if legend != "" {
+		return legendRE.ReplaceAllStringFunc(legend, func(m string) string {
+			return labels[legendRE.FindStringSubmatch(m)[1]]
+		})
+	}
+	var parts []string
+	for _, g := range groupLabels {
+		if v := labels[g]; v != "" {
+			parts = append(parts, v)
+		}
+	}
+	name := strings.Join(parts, "/")
+	if sig := labels[SignalLabel]; sig != "" {
+		if sig == "waiting_by_reason" {
+			sig = "waiting"
+		}
+		name = strings.TrimSpace(name + " " + sig)
+	}
+	if r := labels["reason"]; r != "" {
+		name += fmt.Sprintf(" (%s)", r)
+	}
+	if name == "" {
+		return "value"
+	}
+	return name
+}
+
+// Executed formats ExecutedQueryString as Grafana's Prometheus source does.
+func Executed(expr string, step time.Duration) string {
+	return fmt.Sprintf("Expr: %s\nStep: %s", expr, step)
+}

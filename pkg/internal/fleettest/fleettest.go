@@ -1,0 +1,153 @@
+// Package fleettest starts a simulated vLLM fleet (pkg/sim) and the real
+// Prometheus scraping it, for integration tests, and records the fleet's
+// true state over time so tests can compare what the plugin reports with
+// what really happened.
+package fleettest
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/inferops/vllm-datasource/pkg/internal/promtest"
+	"github.com/inferops/vllm-datasource/pkg/sim"
+)
+
+// Env is a running fleet, its Prometheus and the recorded history.
+type Env struct {
+	Fleet     *sim.Fleet
+	Prom      *promtest.Server
+	Endpoints []sim.Endpoint
+	Started   time.Time
+
+	mu      sync.Mutex
+	history []sim.Snapshot
+}
+
+// HotFleet is the standard test fleet: four V1 instances of two
+// data-parallel engines each; instance 0 is hot (four times the arrivals)
+// with a tiny KV cache, so it queues and preempts while the others idle.
+func HotFleet(seed uint64) sim.Config {
+	cfg := sim.DefaultConfig()
+	cfg.Seed, cfg.Rate, cfg.Skew = seed, 3, 0
+	cfg.Engine.PromptTokens = sim.Dist{Kind: sim.LogNormal, A: 200, B: 0.5}
+	cfg.Engine.OutputTokens = sim.Dist{Kind: sim.LogNormal, A: 80, B: 0.5}
+	tiny := cfg.Engine
+	tiny.NumGPUBlocks, tiny.MaxNumSeqs = 96, 32
+	models := []string{"meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.1-8B-Instruct", "Qwen/Qwen2.5-7B-Instruct", "Qwen/Qwen2.5-7B-Instruct"}
+	for i, m := range models {
+		ic := sim.InstanceConfig{Model: m, Engines: 2}
+		if i == 0 {
+			ic.RateFactor, ic.Engine = 4, &tiny
+		}
+		cfg.Instances = append(cfg.Instances, ic)
+	}
+	return cfg
+}
+
+// MixedFleet has one V0 instance beside two V1 instances, as during an upgrade.
+func MixedFleet(seed uint64) sim.Config {
+	cfg := HotFleet(seed)
+	cfg.Instances = cfg.Instances[:3]
+	cfg.Instances[1].Generation = sim.V0
+	cfg.Instances[1].Engines = 1
+	return cfg
+}
+
+// Start runs the fleet in real time and Prometheus scraping it every
+// second, and records a snapshot every 100ms until the test ends.
+func Start(t testing.TB, cfg sim.Config) *Env {
+	t.Helper()
+	f, err := sim.NewFleet(cfg)
+	if err != nil {
+		t.Fatalf("new fleet: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	eps, err := f.Start(ctx)
+	if err != nil {
+		cancel()
+		t.Fatalf("start fleet: %v", err)
+	}
+	env := &Env{Fleet: f, Endpoints: eps, Started: time.Now()}
+	done := make(chan struct{})
+	go env.record(ctx, done)
+	t.Cleanup(func() { cancel(); <-done; _ = f.Close() })
+	targets := make([]string, len(eps))
+	for i, ep := range eps {
+		targets[i] = ep.Addr
+	}
+	env.Prom = promtest.Start(t, promtest.Options{Targets: targets})
+	return env
+}
+
+func (e *Env) record(ctx context.Context, done chan struct{}) {
+	defer close(done)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			s := e.Fleet.Snapshot()
+			e.mu.Lock()
+			e.history = append(e.history, s)
+			e.mu.Unlock()
+		}
+	}
+}
+
+// History returns the recorded snapshots.
+func (e *Env) History() []sim.Snapshot {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]sim.Snapshot(nil), e.history...)
+}
+
+// WaitingRange returns the least and greatest true queue length of one
+// instance (summed over its engines) between from and to.
+func (e *Env) WaitingRange(instance int, from, to time.Time) (lo, hi int, ok bool) {
+	for _, s := range e.History() {
+		if s.Time.Before(from) || s.Time.After(to) {
+			continue
+		}
+		n := 0
+		for _, es := range s.Engines {
+			if es.Instance == instance {
+				n += es.Waiting
+			}
+		}
+		if !ok || n < lo {
+			lo = n
+		}
+		if !ok || n > hi {
+			hi = n
+		}
+		ok = true
+	}
+	return lo, hi, ok
+}
+
+// FirstScrape is the time of Prometheus' first successful scrape of the fleet.
+func (e *Env) FirstScrape(t testing.TB) time.Time {
+	t.Helper()
+	var out struct {
+		Value [2]any `json:"value"`
+	}
+	r := e.Prom.Query(t, `min(min_over_time(timestamp(vllm:num_requests_running)[10m:1s]))`)
+	if len(r) != 1 {
+		t.Fatalf("no scrape of the fleet yet")
+	}
+	if err := json.Unmarshal(r[0], &out); err != nil {
+		t.Fatalf("decode first scrape: %v", err)
+	}
+	s, _ := out.Value[1].(string)
+	sec, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatalf("parse first scrape %q: %v", s, err)
+	}
+	return time.Unix(0, int64(sec*1e9))
+}

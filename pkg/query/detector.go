@@ -1,0 +1,59 @@
+package query
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/inferops/vllm-datasource/pkg/vllm"
+)
+
+// DetectionTTL is how long detected metric names are trusted; vLLM upgrades
+// roll out over minutes, so a few minutes is fresh enough and spares
+// Prometheus a label-values call per query.
+const DetectionTTL = 5 * time.Minute
+
+// detectionLookback bounds the name search to recent series.
+const detectionLookback = time.Hour
+
+// Detector caches which vLLM metric names one data source's Prometheus has.
+type Detector struct {
+	prom   Prometheus
+	prefix string
+	now    func() time.Time
+
+	mu      sync.Mutex
+	det     vllm.Detection
+	fetched time.Time
+}
+
+// NewDetector returns a detector for the prefix.
+func NewDetector(p Prometheus, prefix string, now func() time.Time) *Detector {
+	return &Detector{prom: p, prefix: prefix, now: now}
+}
+
+// Get returns the cached detection, refreshing it when stale. When
+// Prometheus cannot answer it returns an empty detection (queries then union
+// every name) and does not cache, so the next query tries again.
+func (d *Detector) Get(ctx context.Context) vllm.Detection {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	now := d.now()
+	if !d.fetched.IsZero() && now.Sub(d.fetched) < DetectionTTL {
+		return d.det
+	}
+	names, err := d.prom.MetricNames(ctx, vllm.NameMatcherRegex(d.prefix), now.Add(-detectionLookback), now)
+	if err != nil {
+		return vllm.Detection{}
+	}
+	d.det, d.fetched = vllm.Detect(names, d.prefix), now
+	return d.det
+}
+
+// Invalidate forgets the cache; the health check calls it so "Save & test"
+// after a vLLM upgrade takes effect at once.
+func (d *Detector) Invalidate() {
+	d.mu.Lock()
+	d.fetched = time.Time{}
+	d.mu.Unlock()
+}

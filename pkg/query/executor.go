@@ -1,0 +1,159 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/inferops/vllm-datasource/pkg/interval"
+	"github.com/inferops/vllm-datasource/pkg/models"
+	"github.com/inferops/vllm-datasource/pkg/vllm"
+)
+
+// DefaultConcurrency bounds the queries of one request that run at once, so
+// a dashboard of fifty panels does not open fifty connections to Prometheus.
+const DefaultConcurrency = 8
+
+// Executor runs queries for one data-source instance.
+type Executor struct {
+	Prom        Prometheus
+	Settings    models.Settings
+	Detector    *Detector
+	Concurrency int
+}
+
+// plan is everything one query needs once it is parsed.
+type plan struct {
+	q       models.Query
+	iv      interval.Result
+	b       vllm.Builder
+	window  string
+	memo    *memo
+	alert   bool
+	notices []data.Notice
+}
+
+// QueryData runs every query of the request concurrently and answers each
+// on its own.
+func (e *Executor) QueryData(ctx context.Context, req *backend.QueryDataRequest) *backend.QueryDataResponse {
+	resp := backend.NewQueryDataResponse()
+	m := newMemo(e.Prom)
+	alert := req.GetHTTPHeader("FromAlert") == "true"
+	n := e.Concurrency
+	if n <= 0 {
+		n = DefaultConcurrency
+	}
+	sem := make(chan struct{}, n)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, dq := range req.Queries {
+		wg.Add(1)
+		go func(dq backend.DataQuery) {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			r := e.runSafely(ctx, dq, m, alert)
+			mu.Lock()
+			resp.Responses[dq.RefID] = r
+			mu.Unlock()
+		}(dq)
+	}
+	wg.Wait()
+	return resp
+}
+
+// runSafely turns a panic in one query into that query's plugin error.
+func (e *Executor) runSafely(ctx context.Context, dq backend.DataQuery, m *memo, alert bool) (r backend.DataResponse) {
+	defer func() {
+		if p := recover(); p != nil {
+			backend.Logger.Error("query panicked", "refId", dq.RefID, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			r = backend.ErrDataResponseWithSource(backend.StatusInternal, backend.ErrorSourcePlugin,
+				fmt.Sprintf("query %s: internal error in the vLLM data source (please report it): %v", dq.RefID, p))
+		}
+	}()
+	p, err := e.plan(ctx, dq, m, alert)
+	if err != nil {
+		return errorResponse(dq.RefID, err)
+	}
+	frames, err := p.run(ctx)
+	if err != nil {
+		return errorResponse(dq.RefID, err)
+	}
+	return backend.DataResponse{Frames: frames}
+}
+
+func (e *Executor) plan(ctx context.Context, dq backend.DataQuery, m *memo, alert bool) (*plan, error) {
+	q, err := models.ParseQuery(dq)
+	if err != nil {
+		return nil, err
+	}
+	if alert {
+		if err := checkVariables(q); err != nil {
+			return nil, err
+		}
+	}
+	iv, err := interval.Compute(interval.Input{From: q.TimeRange.From, To: q.TimeRange.To, MaxDataPoints: q.MaxDataPoints,
+		IntervalMs: q.Interval.Milliseconds(), QueryInterval: q.MinStep, Scrape: e.Settings.ScrapeInterval})
+	if err != nil {
+		return nil, err
+	}
+	p := &plan{q: q, iv: iv, memo: m, alert: alert, window: promDuration(iv.RateInterval),
+		b: vllm.Builder{Prefix: e.Settings.MetricPrefix, InstanceLabel: e.Settings.InstanceLabel, Detected: e.Detector.Get(ctx)}}
+	if iv.Clamped {
+		p.notices = append(p.notices, data.Notice{Severity: data.NoticeSeverityInfo,
+			Text: fmt.Sprintf("Step raised to %s so no series has more than 11,000 points over this time range.", iv.Step)})
+	}
+	return p, nil
+}
+
+// checkVariables rejects alert queries holding dashboard variables.
+func checkVariables(q models.Query) error {
+	for field, vals := range map[string][]string{"models": q.Models, "instances": q.Instances, "engines": q.Engines} {
+		for _, v := range vals {
+			if name, ok := interval.HasUnresolvedVariable(v); ok {
+				return fmt.Errorf("%w: %s holds %s, which Grafana does not replace in alert rules; use a literal value", ErrUnresolvedVariable, field, name)
+			}
+		}
+	}
+	return nil
+}
+
+// run dispatches on the query type.
+func (p *plan) run(ctx context.Context) (data.Frames, error) {
+	switch p.q.Type {
+	case models.QueryQueue:
+		return p.queue(ctx)
+	case models.QueryWaitTime:
+		return p.waitTime(ctx)
+	case models.QueryPreemptions:
+		return p.preemptions(ctx)
+	case models.QueryTopK:
+		return p.topk(ctx)
+	case models.QueryGPU:
+		return nil, fmt.Errorf("%w: queryType gpu needs node agents, which this version does not query yet", models.ErrInvalidQuery)
+	}
+	return nil, fmt.Errorf("query type %q has no handler", p.q.Type)
+}
+
+// promDuration writes a duration the way PromQL reads it ("90s", "250ms").
+func promDuration(d time.Duration) string {
+	if d%time.Second == 0 {
+		return fmt.Sprintf("%ds", d/time.Second)
+	}
+	return fmt.Sprintf("%dms", d/time.Millisecond)
+}
+
+// warningNotices turns Prometheus warnings into frame notices.
+func warningNotices(warnings []string) []data.Notice {
+	out := make([]data.Notice, 0, len(warnings))
+	for _, w := range warnings {
+		out = append(out, data.Notice{Severity: data.NoticeSeverityWarning, Text: "Prometheus: " + strings.TrimSpace(w)})
+	}
+	return out
+}

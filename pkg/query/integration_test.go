@@ -1,0 +1,229 @@
+package query_test
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/stretchr/testify/require"
+
+	"github.com/inferops/vllm-datasource/pkg/internal/fleettest"
+	"github.com/inferops/vllm-datasource/pkg/models"
+	"github.com/inferops/vllm-datasource/pkg/prom"
+	"github.com/inferops/vllm-datasource/pkg/query"
+)
+
+// executor builds the production executor against a real Prometheus.
+func executor(t *testing.T, url string) *query.Executor {
+	t.Helper()
+	s, err := models.LoadSettings(context.Background(), backend.DataSourceInstanceSettings{URL: url, JSONData: []byte(`{"scrapeInterval":"1s"}`)})
+	require.NoError(t, err)
+	c, err := prom.New(prom.Options{URL: s.URL, HTTP: s.HTTPOptions})
+	require.NoError(t, err)
+	return &query.Executor{Prom: c, Settings: s, Detector: query.NewDetector(c, s.MetricPrefix, time.Now)}
+}
+
+func dq(ref, js string, from, to time.Time) backend.DataQuery {
+	return backend.DataQuery{RefID: ref, JSON: json.RawMessage(js), Interval: time.Second, MaxDataPoints: 1000,
+		TimeRange: backend.TimeRange{From: from, To: to}}
+}
+
+func run(t *testing.T, e *query.Executor, qs ...backend.DataQuery) *backend.QueryDataResponse {
+	t.Helper()
+	return e.QueryData(context.Background(), &backend.QueryDataRequest{Queries: qs})
+}
+
+// valueFrames returns frames by display name.
+func byName(frames data.Frames) map[string]*data.Frame {
+	out := map[string]*data.Frame{}
+	for _, f := range frames {
+		out[f.Name] = f
+	}
+	return out
+}
+
+// TestHotFleet runs every query type against real Prometheus scraping a
+// simulated fleet with one hot instance and checks the answers against the
+// simulator's true state.
+func TestHotFleet(t *testing.T) {
+	t.Parallel()
+	env := fleettest.Start(t, fleettest.HotFleet(7))
+	hot := env.Endpoints[0].Addr
+	env.Prom.WaitForSeries(t, `count_over_time(vllm:num_preemptions_total[1m]) >= 18`, 1, 60*time.Second)
+	to := time.Now()
+	from := env.Started
+	e := executor(t, env.Prom.URL)
+	// The simulator runs a few seconds before Prometheus first scrapes it;
+	// what happened then is in no series, so comparisons start after it.
+	firstScrape := env.FirstScrape(t)
+
+	t.Run("queue matches the simulator within one scrape", func(t *testing.T) {
+		resp := run(t, e, dq("A", `{"queryType":"queue","grouping":"instance"}`, from, to))
+		r := resp.Responses["A"]
+		require.NoError(t, r.Error)
+		frames := byName(r.Frames)
+		hotWaiting := frames[hot+" waiting"]
+		require.NotNil(t, hotWaiting, "frames: %v", keys(frames))
+		require.Contains(t, r.Frames[0].Meta.ExecutedQueryString, "vllm:num_requests_waiting")
+		checked := 0
+		for i := 0; i < hotWaiting.Rows(); i++ {
+			ts := hotWaiting.Fields[0].At(i).(time.Time)
+			v := hotWaiting.Fields[1].At(i).(float64)
+			lo, hi, ok := env.WaitingRange(0, ts.Add(-3*time.Second), ts.Add(time.Second))
+			if !ok {
+				continue
+			}
+			require.True(t, float64(lo) <= v && v <= float64(hi), "at %s Prometheus says %v waiting, simulator had %d..%d", ts, v, lo, hi)
+			checked++
+		}
+		require.Greater(t, checked, 5)
+		for _, ep := range env.Endpoints {
+			require.Contains(t, frames, ep.Addr+" running")
+		}
+	})
+
+	t.Run("topk: hot instance is rank 1 and exactly k series come back", func(t *testing.T) {
+		for _, k := range []int{1, 2, 3} {
+			for _, span := range []time.Duration{10 * time.Second, to.Sub(from)} {
+				js := `{"queryType":"topk","rankBy":"waiting","aggregation":"max","k":` + itoa(k) + `}`
+				r := run(t, e, dq("T", js, to.Add(-span), to)).Responses["T"]
+				require.NoError(t, r.Error)
+				table := r.Frames[len(r.Frames)-1]
+				require.Equal(t, "topk", table.Name)
+				require.Equal(t, k, table.Rows())
+				require.Equal(t, hot, table.Fields[1].At(0))
+				require.Len(t, r.Frames, k+1, "k=%d span=%s", k, span)
+			}
+		}
+	})
+
+	t.Run("preemption annotations match the simulator's preemption times", func(t *testing.T) {
+		r := run(t, e, dq("Anno", `{"queryType":"preemptions"}`, from, to)).Responses["Anno"]
+		require.NoError(t, r.Error)
+		f := r.Frames[0]
+		require.Greater(t, f.Rows(), 0, "the hot instance preempts")
+		step := time.Second
+		events := env.Fleet.PreemptionEvents()
+		matched := 0
+		for _, ev := range events {
+			if ev.Time.Before(firstScrape.Add(2*step)) || ev.Time.After(to.Add(-3*step)) {
+				continue
+			}
+			require.True(t, covered(f, ev.Addr, ev.Time, 2*step), "simulator preemption at %s on %s engine %d has no annotation within one step", ev.Time, ev.Addr, ev.Engine)
+			matched++
+		}
+		require.Greater(t, matched, 0)
+		for i := 0; i < f.Rows(); i++ {
+			require.Contains(t, f.Fields[2].At(i).(string), hot)
+			require.Contains(t, f.Fields[3].At(i).(string), "KV cache")
+		}
+	})
+
+	t.Run("wait quantiles agree with the simulator's recorded waits", func(t *testing.T) {
+		js := `{"queryType":"waitTime","quantiles":[0.5,0.9],"grouping":"instance","interval":"15s","instances":["` + hot + `"]}`
+		r := run(t, e, dq("W", js, to.Add(-30*time.Second), to)).Responses["W"]
+		require.NoError(t, r.Error)
+		frames := byName(r.Frames)
+		p50 := frames[hot+" p50"]
+		require.NotNil(t, p50, "frames: %v", keys(frames))
+		last := p50.Rows() - 1
+		ts := p50.Fields[0].At(last).(time.Time)
+		got := p50.Fields[1].At(last).(float64)
+		window := 16 * time.Second // the rate window: step 15s + scrape 1s
+		var waits []float64
+		for _, c := range env.Fleet.CompletedRequests() {
+			fin := env.Fleet.WallTime(c.Finished)
+			if c.Instance == 0 && fin.After(ts.Add(-window)) && fin.After(firstScrape) && !fin.After(ts) {
+				waits = append(waits, c.QueueTime.Seconds())
+			}
+		}
+		require.Greater(t, len(waits), 10)
+		sort.Float64s(waits)
+		want := waits[len(waits)/2]
+		require.LessOrEqual(t, bucketDistance(got, want), 1, "histogram p50 %.3fs vs simulator p50 %.3fs", got, want)
+		require.NotEmpty(t, r.Frames[0].Meta.Notices)
+	})
+
+	t.Run("bad queries fail alone", func(t *testing.T) {
+		resp := run(t, e,
+			dq("ok", `{"queryType":"queue"}`, from, to),
+			dq("q", `{"queryType":"waitTime","quantiles":[1.5]}`, from, to),
+			dq("k", `{"queryType":"topk","k":0}`, from, to),
+			dq("j", `{"queryType":`, from, to),
+			dq("u", `{"queryType":"nope"}`, from, to),
+			dq("inj", `{"queryType":"queue","models":["\"} or vector(1) #"]}`, from, to),
+		)
+		require.NoError(t, resp.Responses["ok"].Error)
+		require.ErrorContains(t, resp.Responses["q"].Error, "quantile 1.5 is out of range (0, 1)")
+		require.ErrorContains(t, resp.Responses["k"].Error, "k 0 is out of range")
+		require.ErrorContains(t, resp.Responses["j"].Error, "malformed query JSON")
+		require.ErrorContains(t, resp.Responses["u"].Error, `queryType "nope" is unknown`)
+		require.NoError(t, resp.Responses["inj"].Error)
+		require.Len(t, resp.Responses["inj"].Frames, 1, "an injected value must match nothing, not everything")
+		require.Empty(t, resp.Responses["inj"].Frames[0].Fields)
+	})
+}
+
+// TestMixedFleet checks that a fleet mixing V0 and V1 engines answers on
+// both generations' names.
+func TestMixedFleet(t *testing.T) {
+	t.Parallel()
+	env := fleettest.Start(t, fleettest.MixedFleet(11))
+	v0 := env.Endpoints[1].Addr
+	env.Prom.WaitForSeries(t, `count_over_time(vllm:num_requests_running[1m]) >= 12`, 5, 60*time.Second)
+	to := time.Now()
+	e := executor(t, env.Prom.URL)
+	resp := run(t, e,
+		dq("Q", `{"queryType":"queue","grouping":"instance"}`, env.Started, to),
+		dq("I", `{"queryType":"waitTime","family":"itl","grouping":"instance"}`, env.Started, to),
+		dq("K", `{"queryType":"topk","rankBy":"kv_usage","k":3}`, env.Started, to),
+	)
+	for ref, r := range resp.Responses {
+		require.NoError(t, r.Error, ref)
+	}
+	q := byName(resp.Responses["Q"].Frames)
+	require.Contains(t, q, v0+" swapped", "V0 instance exposes num_requests_swapped")
+	require.Contains(t, q, env.Endpoints[0].Addr+" waiting (capacity)")
+	itl := byName(resp.Responses["I"].Frames)
+	require.Contains(t, itl, v0+" p99", "V0 time_per_output_token_seconds is read as inter-token latency")
+	require.Contains(t, itl, env.Endpoints[0].Addr+" p99")
+	require.Equal(t, 3, resp.Responses["K"].Frames[len(resp.Responses["K"].Frames)-1].Rows(), "KV usage unions V0 and V1 names")
+}
+
+// covered reports whether an annotation on instance spans t within tol.
+func covered(f *data.Frame, instance string, t time.Time, tol time.Duration) bool {
+	for i := 0; i < f.Rows(); i++ {
+		start, end := f.Fields[0].At(i).(time.Time), f.Fields[1].At(i).(time.Time)
+		title := f.Fields[2].At(i).(string)
+		if strings.Contains(title, instance) && !t.Before(start.Add(-tol)) && !t.After(end.Add(tol)) {
+			return true
+		}
+	}
+	return false
+}
+
+var queueBuckets = []float64{0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0}
+
+// bucketDistance is how many queue-time buckets apart two values fall.
+func bucketDistance(a, b float64) int {
+	idx := func(v float64) int { return sort.SearchFloat64s(queueBuckets, v) }
+	d := idx(a) - idx(b)
+	return int(math.Abs(float64(d)))
+}
+
+func keys(m map[string]*data.Frame) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }

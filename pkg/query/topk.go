@@ -1,0 +1,160 @@
+package query
+
+import (
+	"context"
+	"math"
+	"sort"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/prometheus/common/model"
+
+	"github.com/inferops/vllm-datasource/pkg/frames"
+	"github.com/inferops/vllm-datasource/pkg/models"
+	"github.com/inferops/vllm-datasource/pkg/vllm"
+)
+
+// rankUnits are the units of the signals topk can rank by.
+var rankUnits = map[string]string{
+	"waiting": string(vllm.UnitRequests), "running": string(vllm.UnitRequests),
+	"kv_usage": string(vllm.UnitPercent), "wait_p99": string(vllm.UnitSeconds), "preemption_rate": "ops",
+}
+
+// ranked is one group picked by the ranking query.
+type ranked struct {
+	instance, engine string
+	value            float64
+}
+
+// topk ranks over the whole range with one instant query, then fetches the
+// series of exactly the ranked groups with one range query. A range
+// topk() would return every group that was ever in the top k.
+func (p *plan) topk(ctx context.Context) (data.Frames, error) {
+	rankExpr, err := p.b.TopKRanking(p.q.RankBy, p.q.Aggregation, p.q.K, p.q.Grouping, p.q.Filters, p.window,
+		promDuration(max(p.iv.Range, p.iv.Step).Round(p.iv.Step)), promDuration(p.iv.Step))
+	if err != nil {
+		return nil, err
+	}
+	vec, warn, err := p.memo.instantQuery(ctx, rankExpr, p.iv.End)
+	if err != nil {
+		return nil, err
+	}
+	top := p.rank(vec)
+	seriesExpr, err := p.b.TopKSeries(p.q.RankBy, p.q.Grouping, p.q.Filters, p.window, instances(top))
+	if err != nil {
+		return nil, err
+	}
+	m, warn2, err := p.memo.rangeQuery(ctx, seriesExpr, p.rng())
+	if err != nil {
+		return nil, err
+	}
+	values, info := p.split(m, top)
+	out := frames.TimeSeries(values, frames.SeriesOptions{Unit: rankUnits[p.q.RankBy], Legend: p.q.Legend,
+		GroupLabels: p.b.GroupLabels(p.q.Grouping), Executed: frames.Executed(rankExpr+"\n"+seriesExpr, p.iv.Step),
+		Notices: append(append(p.notices, warningNotices(warn)...), warningNotices(warn2)...)})
+	if p.q.AsSeries {
+		return out, nil
+	}
+	table := frames.RankTable(p.rows(top, info), p.q.Grouping == models.GroupInstanceEngine, p.q.RankBy, rankUnits[p.q.RankBy], frames.Executed(rankExpr, p.iv.Step))
+	return append(out, table), nil
+}
+
+// rank orders the ranking result worst first (NaN last) and keeps k.
+func (p *plan) rank(vec model.Vector) []ranked {
+	inst := model.LabelName(p.b.InstanceLabel)
+	out := make([]ranked, 0, len(vec))
+	for _, s := range vec {
+		out = append(out, ranked{instance: string(s.Metric[inst]), engine: string(s.Metric["engine"]), value: float64(s.Value)})
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i].value, out[j].value
+		if math.IsNaN(a) != math.IsNaN(b) {
+			return !math.IsNaN(a)
+		}
+		if a != b {
+			return a > b
+		}
+		return out[i].instance+"\x00"+out[i].engine < out[j].instance+"\x00"+out[j].engine
+	})
+	if len(out) > p.q.K {
+		out = out[:p.q.K]
+	}
+	return out
+}
+
+func instances(top []ranked) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range top {
+		if !seen[r.instance] {
+			seen[r.instance] = true
+			out = append(out, r.instance)
+		}
+	}
+	if len(out) == 0 {
+		// Nothing ranked: match no instance rather than every instance.
+		return []string{"\x00no ranked instance"}
+	}
+	return out
+}
+
+// groupInfo is what the "engines" series says about one group.
+type groupInfo struct {
+	model   string
+	engines int64
+}
+
+// split keeps the value series of ranked groups only (so exactly k come
+// back), renames their signal to the rank signal, and reads model and
+// engine count from the "engines" series.
+func (p *plan) split(m model.Matrix, top []ranked) (model.Matrix, map[string]groupInfo) {
+	want := map[string]bool{}
+	for _, r := range top {
+		want[p.key(r.instance, r.engine)] = true
+	}
+	inst := model.LabelName(p.b.InstanceLabel)
+	var values model.Matrix
+	info := map[string]groupInfo{}
+	for _, s := range m {
+		k := p.key(string(s.Metric[inst]), string(s.Metric["engine"]))
+		if !want[k] {
+			continue
+		}
+		switch s.Metric[vllm.SignalLabel] {
+		case "value":
+			s.Metric = s.Metric.Clone()
+			s.Metric[vllm.SignalLabel] = model.LabelValue(p.q.RankBy)
+			values = append(values, s)
+		case "engines":
+			gi := info[k]
+			gi.model = joinModel(gi.model, string(s.Metric["model_name"]))
+			if n := len(s.Values); n > 0 {
+				gi.engines += int64(s.Values[n-1].Value)
+			}
+			info[k] = gi
+		}
+	}
+	return values, info
+}
+
+func (p *plan) key(instance, engine string) string {
+	if p.q.Grouping == models.GroupInstanceEngine {
+		return instance + "\x00" + engine
+	}
+	return instance
+}
+
+func joinModel(have, add string) string {
+	if have == "" || have == add {
+		return add
+	}
+	return have + ", " + add
+}
+
+func (p *plan) rows(top []ranked, info map[string]groupInfo) []frames.RankRow {
+	rows := make([]frames.RankRow, len(top))
+	for i, r := range top {
+		gi := info[p.key(r.instance, r.engine)]
+		rows[i] = frames.RankRow{Rank: int64(i + 1), Instance: r.instance, Engine: r.engine, Model: gi.model, Engines: gi.engines, Value: r.value}
+	}
+	return rows
+}
