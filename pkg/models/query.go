@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 )
@@ -73,7 +74,7 @@ type Query struct {
 	Type     QueryType
 	Grouping Grouping
 	Filters
-	Legend   string
+	Legend string
 	// MinStep is Grafana's per-query "interval" (min step) string.
 	MinStep string
 	// waitTime options.
@@ -191,6 +192,10 @@ func validateFilters(f Filters) error {
 		for _, v := range vals {
 			if v == "" {
 				return invalid("%s contains an empty value", field)
+			}
+			if !utf8.ValidString(v) {
+				// Prometheus label values are UTF-8; anything else can only miss.
+				return invalid("%s contains a value that is not valid UTF-8: %q", field, v)
 			}
 		}
 	}
