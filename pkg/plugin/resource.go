@@ -5,14 +5,19 @@ import (
 	"net/http"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/backend/resource/httpadapter"
+
+	"github.com/inferops/vllm-datasource/pkg/resources"
 )
 
-// CallResource serves the editor's resource routes. Only allow-listed paths
-// exist; nothing is proxied to Prometheus as-is.
-func (d *Datasource) CallResource(_ context.Context, req *backend.CallResourceRequest, sender backend.CallResourceResponseSender) error {
-	return sender.Send(&backend.CallResourceResponse{
-		Status:  http.StatusNotFound,
-		Headers: map[string][]string{"Content-Type": {"application/json"}},
-		Body:    []byte(`{"error":"unknown resource path"}`),
-	})
+// CallResource serves the editor's allow-listed resource routes (models,
+// instances, engines); any other path is 404.
+func (d *Datasource) CallResource(ctx context.Context, req *backend.CallResourceRequest, sender backend.CallResourceResponseSender) error {
+	if d.settingsErr != nil {
+		return sender.Send(&backend.CallResourceResponse{Status: http.StatusBadRequest,
+			Headers: map[string][]string{"Content-Type": {"application/json"}},
+			Body:    []byte(`{"error":"data source settings are invalid; open the data source and press Save & test"}`)})
+	}
+	h := &resources.Handler{Prom: d.prom, Settings: d.settings, Now: d.now}
+	return httpadapter.New(h.Mux()).CallResource(ctx, req, sender)
 }

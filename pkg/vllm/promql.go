@@ -152,3 +152,9 @@ func agg(op string, labels []string, expr string) string {
 
 // or joins tagged parts into one expression.
 func or(parts []string) string { return strings.Join(parts, " or ") }
+
+// EngineSelector selects every engine's running gauge (both generations
+// expose it) under the filters: the series set resource routes list labels of.
+func (b Builder) EngineSelector(f models.Filters) string {
+	return b.union(Running, f, "")
+}

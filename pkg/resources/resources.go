@@ -1,0 +1,91 @@
+// Package resources serves the editor's resource routes: lists of models,
+// instances and engines for filters and dashboard variables. Only these
+// allow-listed paths exist; nothing is proxied to Prometheus as-is.
+package resources
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/inferops/vllm-datasource/pkg/models"
+	"github.com/inferops/vllm-datasource/pkg/prom"
+	"github.com/inferops/vllm-datasource/pkg/vllm"
+)
+
+// Lookback is how far back label values are searched: an instance that has
+// not reported for an hour is not worth offering in a picker.
+const Lookback = time.Hour
+
+// Prometheus is what the routes need from the client.
+type Prometheus interface {
+	LabelValues(ctx context.Context, label, selector string, start, end time.Time) ([]string, error)
+}
+
+// Handler serves the routes for one data source.
+type Handler struct {
+	Prom     Prometheus
+	Settings models.Settings
+	Now      func() time.Time
+}
+
+// Mux returns the allow-listed routes.
+func (h *Handler) Mux() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/models", h.list(func(models.Settings) string { return "model_name" }))
+	mux.HandleFunc("/instances", h.list(func(s models.Settings) string { return s.InstanceLabel }))
+	mux.HandleFunc("/engines", h.list(func(models.Settings) string { return "engine" }))
+	return mux
+}
+
+// list answers GET with the sorted values of one label among vLLM engines,
+// narrowed by repeated model= and instance= parameters.
+func (h *Handler) list(label func(models.Settings) string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "only GET is allowed"})
+			return
+		}
+		f := models.Filters{Models: nonEmpty(r.URL.Query()["model"]), Instances: nonEmpty(r.URL.Query()["instance"])}
+		sel := vllm.Builder{Prefix: h.Settings.MetricPrefix, InstanceLabel: h.Settings.InstanceLabel}.EngineSelector(f)
+		now := h.Now()
+		vals, err := h.Prom.LabelValues(r.Context(), label(h.Settings), sel, now.Add(-Lookback), now)
+		if err != nil {
+			writeJSON(w, statusFor(err), map[string]string{"error": err.Error()})
+			return
+		}
+		sort.Strings(vals)
+		if vals == nil {
+			vals = []string{}
+		}
+		writeJSON(w, http.StatusOK, vals)
+	}
+}
+
+func nonEmpty(vs []string) []string {
+	var out []string
+	for _, v := range vs {
+		if v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// statusFor maps Prometheus failures onto gateway statuses.
+func statusFor(err error) int {
+	var pe *prom.Error
+	if errors.As(err, &pe) && pe.Kind == prom.KindTimeout {
+		return http.StatusGatewayTimeout
+	}
+	return http.StatusBadGateway
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
