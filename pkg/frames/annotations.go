@@ -31,7 +31,8 @@ func Annotations(events []vllm.Event, instanceLabel, executed string) *data.Fram
 		data.NewField("text", nil, texts),
 		data.NewField("tags", nil, tags),
 	)
-	f.SetMeta(&data.FrameMeta{ExecutedQueryString: executed, DataTopic: data.DataTopicAnnotations})
+	// No DataTopic: annotation queries read annotations from the series frames.
+	f.SetMeta(&data.FrameMeta{ExecutedQueryString: executed})
 	return f
 }
 

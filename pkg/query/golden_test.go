@@ -1,0 +1,171 @@
+package query_test
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/experimental"
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+	"github.com/stretchr/testify/require"
+
+	"github.com/inferops/vllm-datasource/pkg/internal/fleettest"
+	"github.com/inferops/vllm-datasource/pkg/models"
+	"github.com/inferops/vllm-datasource/pkg/query"
+	"github.com/inferops/vllm-datasource/pkg/sim"
+)
+
+var (
+	update = flag.Bool("update", false, "rewrite golden frame files from the recordings")
+	record = flag.Bool("record", false, "record fresh Prometheus responses from a simulated fleet (then run with -update)")
+)
+
+// goldenQueries are the queries whose exact frames are pinned, per fleet.
+var goldenQueries = map[string]string{
+	"queue_instance":      `{"queryType":"queue","grouping":"instance"}`,
+	"queue_model_legend":  `{"queryType":"queue","grouping":"model","legend":"{{model_name}} {{signal}}"}`,
+	"wait_queue_time":     `{"queryType":"waitTime","grouping":"instance"}`,
+	"wait_itl_live":       `{"queryType":"waitTime","family":"itl","live":true,"quantiles":[0.5,0.99],"grouping":"none"}`,
+	"preemptions_anno":    `{"queryType":"preemptions"}`,
+	"preemptions_series":  `{"queryType":"preemptions","asSeries":true,"grouping":"instance"}`,
+	"topk_waiting":        `{"queryType":"topk","k":2,"rankBy":"waiting"}`,
+	"topk_engine_kv_last": `{"queryType":"topk","k":3,"rankBy":"kv_usage","aggregation":"last","grouping":"instance_engine"}`,
+}
+
+// recording is what one fleet's Prometheus answered, replayed by tests.
+type recording struct {
+	From, To  time.Time
+	Names     []string
+	Responses map[string]json.RawMessage // key: kind + "\x00" + expr
+}
+
+// replay is a Prometheus that answers from a recording.
+type replay struct{ rec recording }
+
+func (r replay) get(kind, expr string, into any) error {
+	raw, ok := r.rec.Responses[kind+"\x00"+expr]
+	if !ok {
+		return fmt.Errorf("no recorded %s response for %s", kind, expr)
+	}
+	return json.Unmarshal(raw, into)
+}
+
+func (r replay) Query(_ context.Context, expr string, _ time.Time) (model.Vector, []string, error) {
+	var v model.Vector
+	return v, nil, r.get("instant", expr, &v)
+}
+
+func (r replay) QueryRange(_ context.Context, expr string, _ v1.Range) (model.Matrix, []string, error) {
+	var m model.Matrix
+	return m, nil, r.get("range", expr, &m)
+}
+
+func (r replay) MetricNames(context.Context, string, time.Time, time.Time) ([]string, error) {
+	return r.rec.Names, nil
+}
+
+// recorder passes calls to a real Prometheus and keeps the answers.
+type recorder struct {
+	query.Prometheus
+	mu  sync.Mutex
+	rec *recording
+}
+
+func (r *recorder) keep(kind, expr string, v any) {
+	b, _ := json.Marshal(v)
+	r.mu.Lock()
+	r.rec.Responses[kind+"\x00"+expr] = b
+	r.mu.Unlock()
+}
+
+func (r *recorder) Query(ctx context.Context, expr string, ts time.Time) (model.Vector, []string, error) {
+	v, w, err := r.Prometheus.Query(ctx, expr, ts)
+	r.keep("instant", expr, v)
+	return v, w, err
+}
+
+func (r *recorder) QueryRange(ctx context.Context, expr string, rg v1.Range) (model.Matrix, []string, error) {
+	m, w, err := r.Prometheus.QueryRange(ctx, expr, rg)
+	r.keep("range", expr, m)
+	return m, w, err
+}
+
+func (r *recorder) MetricNames(ctx context.Context, re string, s, e time.Time) ([]string, error) {
+	n, err := r.Prometheus.MetricNames(ctx, re, s, e)
+	r.rec.Names = n
+	return n, err
+}
+
+func v0Fleet(seed uint64) sim.Config {
+	cfg := fleettest.HotFleet(seed)
+	for i := range cfg.Instances {
+		cfg.Instances[i].Generation, cfg.Instances[i].Engines = sim.V0, 1
+	}
+	return cfg
+}
+
+var goldenFleets = map[string]func(uint64) sim.Config{"v1": fleettest.HotFleet, "v0": v0Fleet, "mixed": fleettest.MixedFleet}
+
+func goldenSettings() models.Settings {
+	return models.Settings{ScrapeInterval: time.Second, InstanceLabel: "instance", MetricPrefix: "vllm:"}
+}
+
+func goldenRequest(rec recording) *backend.QueryDataRequest {
+	req := &backend.QueryDataRequest{}
+	for name, js := range goldenQueries {
+		q := dq(name, js, rec.From, rec.To)
+		req.Queries = append(req.Queries, q)
+	}
+	return req
+}
+
+// TestGoldenFrames replays recorded Prometheus answers for V1, V0 and mixed
+// fleets through the executor and compares every frame with its golden file.
+func TestGoldenFrames(t *testing.T) {
+	for fleet := range goldenFleets {
+		t.Run(fleet, func(t *testing.T) {
+			path := filepath.Join("testdata", "recorded", fleet+".json")
+			if *record {
+				recordFleet(t, fleet, path)
+			}
+			raw, err := os.ReadFile(path)
+			require.NoError(t, err, "recordings are committed; make new ones with -record")
+			var rec recording
+			require.NoError(t, json.Unmarshal(raw, &rec))
+			p := replay{rec: rec}
+			e := &query.Executor{Prom: p, Settings: goldenSettings(), Detector: query.NewDetector(p, "vllm:", func() time.Time { return rec.To })}
+			resp := e.QueryData(context.Background(), goldenRequest(rec))
+			for name := range goldenQueries {
+				dr := resp.Responses[name]
+				require.NoError(t, dr.Error, name)
+				experimental.CheckGoldenJSONResponse(t, filepath.Join("testdata", "golden"), fleet+"_"+name, &dr, *update)
+			}
+		})
+	}
+}
+
+func recordFleet(t *testing.T, fleet, path string) {
+	env := fleettest.Start(t, goldenFleets[fleet](5))
+	env.Prom.WaitForSeries(t, `count_over_time(vllm:num_requests_running[1m]) >= 25`, 1, 90*time.Second)
+	to := time.Now().Truncate(time.Second)
+	rec := &recording{From: to.Add(-20 * time.Second), To: to, Responses: map[string]json.RawMessage{}}
+	real := executor(t, env.Prom.URL)
+	r := &recorder{Prometheus: real.Prom, rec: rec}
+	e := &query.Executor{Prom: r, Settings: goldenSettings(), Detector: query.NewDetector(r, "vllm:", time.Now)}
+	resp := e.QueryData(context.Background(), goldenRequest(*rec))
+	for name, dr := range resp.Responses {
+		require.NoError(t, dr.Error, name)
+	}
+	b, err := json.MarshalIndent(rec, "", " ")
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, b, 0o644))
+}
