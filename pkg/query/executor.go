@@ -44,7 +44,7 @@ type plan struct {
 func (e *Executor) QueryData(ctx context.Context, req *backend.QueryDataRequest) *backend.QueryDataResponse {
 	resp := backend.NewQueryDataResponse()
 	m := newMemo(e.Prom)
-	alert := req.GetHTTPHeader("FromAlert") == "true"
+	alert := fromAlert(req)
 	n := e.Concurrency
 	if n <= 0 {
 		n = DefaultConcurrency
@@ -156,4 +156,10 @@ func warningNotices(warnings []string) []data.Notice {
 		out = append(out, data.Notice{Severity: data.NoticeSeverityWarning, Text: "Prometheus: " + strings.TrimSpace(w)})
 	}
 	return out
+}
+
+// fromAlert reports whether Grafana's alerting engine sent the request: it
+// sets the raw header FromAlert (not an http_-prefixed forwarded header).
+func fromAlert(req *backend.QueryDataRequest) bool {
+	return req.Headers[backend.FromAlertHeaderName] == "true" || req.GetHTTPHeader(backend.FromAlertHeaderName) == "true"
 }

@@ -179,7 +179,9 @@ func (h *Host) QueryData(t testing.TB, ds backend.DataSourceInstanceSettings, he
 // CallResource calls a resource route (path without leading slash).
 func (h *Host) CallResource(t testing.TB, ds backend.DataSourceInstanceSettings, method, path string, body []byte) *backend.CallResourceResponse {
 	t.Helper()
-	req := &backend.CallResourceRequest{PluginContext: h.PluginContext(ds), Method: method, Path: path, URL: path, Body: body}
+	// Grafana sends the path without the query string and the URL with it.
+	p, _, _ := strings.Cut(path, "?")
+	req := &backend.CallResourceRequest{PluginContext: h.PluginContext(ds), Method: method, Path: p, URL: path, Body: body}
 	stream, err := h.res.CallResource(ctx(t), backend.ToProto().CallResourceRequest(req))
 	if err != nil {
 		t.Fatalf("CallResource over gRPC: %v", err)
