@@ -19,6 +19,9 @@ var ErrUnresolvedVariable = errors.New("unresolved template variable")
 // the systems we query are downstream; anything else is our bug.
 func errorResponse(refID string, err error) backend.DataResponse {
 	msg := fmt.Sprintf("query %s: %v", refID, err)
+	if prom.KindOf(err) != "" {
+		return promErrorResponse(msg, err)
+	}
 	switch {
 	case errors.Is(err, models.ErrInvalidQuery), errors.Is(err, ErrUnresolvedVariable), backend.IsDownstreamError(err):
 		return backend.ErrDataResponseWithSource(backend.StatusBadRequest, backend.ErrorSourceDownstream, msg)
