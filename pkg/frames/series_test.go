@@ -1,6 +1,7 @@
 package frames
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -39,9 +40,9 @@ func TestTimeSeriesEmptyCarriesQuery(t *testing.T) {
 	require.Len(t, fs[0].Meta.Notices, 1)
 }
 
-// BenchmarkTimeSeries converts 200 series of 1,000 points, about a busy
-// fleet panel at full resolution.
-func BenchmarkTimeSeries(b *testing.B) {
+// benchMatrix is 200 series of 1,000 points, about a busy fleet panel at
+// full resolution.
+func benchMatrix() model.Matrix {
 	m := make(model.Matrix, 200)
 	t0 := model.TimeFromUnixNano(time.Unix(1_700_000_000, 0).UnixNano())
 	for i := range m {
@@ -51,6 +52,27 @@ func BenchmarkTimeSeries(b *testing.B) {
 		}
 		m[i] = s
 	}
+	return m
+}
+
+// BenchmarkDecodeMatrixBaseline decodes the same matrix from Prometheus'
+// JSON: the cost every query pays before conversion, the baseline that
+// BenchmarkTimeSeries is read against.
+func BenchmarkDecodeMatrixBaseline(b *testing.B) {
+	raw, err := json.Marshal(benchMatrix())
+	require.NoError(b, err)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		var m model.Matrix
+		_ = json.Unmarshal(raw, &m)
+	}
+}
+
+// BenchmarkTimeSeries converts 200 series of 1,000 points, about a busy
+// fleet panel at full resolution.
+func BenchmarkTimeSeries(b *testing.B) {
+	m := benchMatrix()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
