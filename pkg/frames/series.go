@@ -115,6 +115,10 @@ func DisplayName(labels data.Labels, legend string, groupLabels []string) string
 	if r := labels["reason"]; r != "" {
 		name += fmt.Sprintf(" (%s)", r)
 	}
+	if name == "" && len(labels) > 0 {
+		// Raw PromQL: name the series as Prometheus' own data source does.
+		return labels.String()
+	}
 	if name == "" {
 		return "value"
 	}

@@ -21,10 +21,13 @@ const (
 	QueryPreemptions QueryType = "preemptions"
 	QueryTopK        QueryType = "topk"
 	QueryGPU         QueryType = "gpu"
+	// QueryPromQL runs raw PromQL with the plugin's step math, for the
+	// panels no vLLM query type covers (throughput, host context).
+	QueryPromQL QueryType = "promql"
 )
 
 // QueryTypes lists every query type in the order the editor shows them.
-var QueryTypes = []QueryType{QueryQueue, QueryWaitTime, QueryPreemptions, QueryTopK, QueryGPU}
+var QueryTypes = []QueryType{QueryQueue, QueryWaitTime, QueryPreemptions, QueryTopK, QueryGPU, QueryPromQL}
 
 // Grouping says which labels series are split by.
 type Grouping string
@@ -87,6 +90,9 @@ type Query struct {
 	K           int
 	RankBy      string
 	Aggregation string
+	// promql options.
+	Expr string
+	Unit string
 	// Time and resolution from Grafana.
 	TimeRange     backend.TimeRange
 	Interval      time.Duration
@@ -107,6 +113,8 @@ type rawQuery struct {
 	K           json.RawMessage `json:"k"`
 	RankBy      string          `json:"rankBy"`
 	Aggregation string          `json:"aggregation"`
+	Expr        string          `json:"expr"`
+	Unit        string          `json:"unit"`
 	Filters
 }
 
@@ -215,6 +223,11 @@ func (q *Query) parseTypeOptions(raw rawQuery) error {
 		return q.parseWaitTime(raw)
 	case QueryTopK:
 		return q.parseTopK(raw)
+	case QueryPromQL:
+		q.Expr, q.Unit = strings.TrimSpace(raw.Expr), raw.Unit
+		if q.Expr == "" {
+			return invalid("expr is empty: a promql query needs a PromQL expression")
+		}
 	}
 	return nil
 }

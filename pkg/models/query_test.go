@@ -41,6 +41,11 @@ func TestParseQuery(t *testing.T) {
 			require.Equal(t, []string{`a"b`, ".*"}, q.Models)
 			require.Equal(t, GroupModel, q.Grouping)
 		}},
+		{name: "promql", js: `{"queryType":"promql","expr":" up ","unit":"short"}`, check: func(t *testing.T, q Query) {
+			require.Equal(t, "up", q.Expr)
+			require.Equal(t, "short", q.Unit)
+		}},
+		{name: "promql without expr", js: `{"queryType":"promql"}`, wantErr: "expr is empty"},
 		{name: "missing type", js: `{}`, wantErr: "queryType is missing; allowed: queue, waitTime, preemptions, topk, gpu"},
 		{name: "unknown type", js: `{"queryType":"latency"}`, wantErr: `queryType "latency" is unknown`},
 		{name: "malformed", js: `{"queryType":`, wantErr: "malformed query JSON"},

@@ -135,6 +135,8 @@ func (p *plan) run(ctx context.Context) (data.Frames, error) {
 		return p.preemptions(ctx)
 	case models.QueryTopK:
 		return p.topk(ctx)
+	case models.QueryPromQL:
+		return p.promql(ctx)
 	case models.QueryGPU:
 		return nil, fmt.Errorf("%w: queryType gpu needs node agents, which this version does not query yet", models.ErrInvalidQuery)
 	}

@@ -158,7 +158,15 @@ func TestHotFleet(t *testing.T) {
 			dq("j", `{"queryType":`, from, to),
 			dq("u", `{"queryType":"nope"}`, from, to),
 			dq("inj", `{"queryType":"queue","models":["\"} or vector(1) #"]}`, from, to),
+			dq("raw", `{"queryType":"promql","expr":"sum by (model_name) (rate(vllm:generation_tokens_total[$__rate_interval]))"}`, from, to),
+			dq("rawbad", `{"queryType":"promql","expr":"sum(rate(x[5m]"}`, from, to),
 		)
+		require.NoError(t, resp.Responses["raw"].Error)
+		require.Len(t, resp.Responses["raw"].Frames, 2, "one series per model")
+		require.Contains(t, resp.Responses["raw"].Frames[0].Meta.ExecutedQueryString, "[4s]", "$__rate_interval resolved: max(1s+1s, 4×1s)")
+		require.Contains(t, resp.Responses["raw"].Frames[0].Name, "model_name=")
+		require.ErrorContains(t, resp.Responses["rawbad"].Error, "Prometheus rejected the expression")
+		require.Equal(t, backend.ErrorSourceDownstream, resp.Responses["rawbad"].ErrorSource)
 		require.NoError(t, resp.Responses["ok"].Error)
 		require.ErrorContains(t, resp.Responses["q"].Error, "quantile 1.5 is out of range (0, 1)")
 		require.ErrorContains(t, resp.Responses["k"].Error, "k 0 is out of range")

@@ -1,0 +1,113 @@
+package models
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend/gtime"
+)
+
+// Defaults for the node-agent settings.
+const (
+	DefaultAgentJob     = "vllm-node-agent"
+	DefaultAgentTimeout = 2 * time.Second
+	// maxAgentTimeout keeps one slow agent from holding a query for long.
+	maxAgentTimeout = time.Minute
+)
+
+// AgentSettings say how the data source reaches vllm-node-agents.
+type AgentSettings struct {
+	// URLs are the agents' base URLs (static list), e.g. http://gpu-node-1:9400.
+	URLs []string
+	// Job is the Prometheus job that scrapes the agents, for discovery.
+	Job string
+	// Timeout bounds each agent's answer.
+	Timeout time.Duration
+	// Token is the agents' bearer token (from secureJsonData.agentToken).
+	// String and GoString redact it so it cannot be logged by accident.
+	Token string
+}
+
+// String shows the settings with the token redacted.
+func (s AgentSettings) String() string {
+	tok := ""
+	if s.Token != "" {
+		tok = "[redacted]"
+	}
+	return fmt.Sprintf("{URLs:%v Job:%s Timeout:%s Token:%s}", s.URLs, s.Job, s.Timeout, tok)
+}
+
+// GoString redacts the token under %#v too.
+func (s AgentSettings) GoString() string { return "models.AgentSettings" + s.String() }
+
+// jsonAgentSettings is the jsonData shape the config editor writes.
+type jsonAgentSettings struct {
+	AgentURLs    []string `json:"agentUrls"`
+	AgentJob     string   `json:"agentJob"`
+	AgentTimeout string   `json:"agentTimeout"`
+}
+
+// ParseAgentSettings reads jsonData.agentUrls, agentJob (default
+// vllm-node-agent), agentTimeout (default 2s) and secureJsonData.agentToken.
+// Blank URLs are skipped and duplicates dropped. Every error names the field
+// and wraps ErrInvalidSettings.
+func ParseAgentSettings(jsonData []byte, secure map[string]string) (AgentSettings, error) {
+	var js jsonAgentSettings
+	if len(jsonData) > 0 {
+		if err := json.Unmarshal(jsonData, &js); err != nil {
+			return AgentSettings{}, fmt.Errorf("%w: agent settings: jsonData is not valid JSON: %w", ErrInvalidSettings, err)
+		}
+	}
+	urls, err := agentURLs(js.AgentURLs)
+	if err != nil {
+		return AgentSettings{}, err
+	}
+	timeout, err := agentTimeout(js.AgentTimeout)
+	if err != nil {
+		return AgentSettings{}, err
+	}
+	job := strings.TrimSpace(js.AgentJob)
+	if job == "" {
+		job = DefaultAgentJob
+	}
+	return AgentSettings{URLs: urls, Job: job, Timeout: timeout, Token: strings.TrimSpace(secure["agentToken"])}, nil
+}
+
+// agentURLs validates each URL: http(s), a host, no credentials.
+func agentURLs(raw []string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for i, r := range raw {
+		r = strings.TrimSpace(r)
+		if r == "" {
+			continue
+		}
+		u, err := url.Parse(r)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("%w: agentUrls[%d] %q is not an http(s) URL with a host, e.g. http://gpu-node-1:9400", ErrInvalidSettings, i, redactURL(r))
+		}
+		if u.User != nil {
+			return nil, fmt.Errorf("%w: agentUrls[%d] must not contain credentials; set the agent token instead", ErrInvalidSettings, i)
+		}
+		r = strings.TrimSuffix(r, "/")
+		if !seen[r] {
+			seen[r] = true
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+func agentTimeout(raw string) (time.Duration, error) {
+	if strings.TrimSpace(raw) == "" {
+		return DefaultAgentTimeout, nil
+	}
+	d, err := gtime.ParseDuration(strings.TrimSpace(raw))
+	if err != nil || d <= 0 || d > maxAgentTimeout {
+		return 0, fmt.Errorf("%w: agentTimeout %q is not a duration between 1ms and 1m, such as 2s or 500ms", ErrInvalidSettings, raw)
+	}
+	return d, nil
+}
