@@ -5,6 +5,9 @@
  * Only one change: the scaffold copies ../LICENSE, ../CHANGELOG.md and ../README.md into dist/ and fails the
  * build when one of them is missing. Those files belong to the repository (not to the frontend), so a frontend
  * build must not depend on whether they have been written yet: copy them when present, skip them otherwise.
+ *
+ * It also copies the repository's dashboards/ into dist/dashboards/, where plugin.json's "includes" point, so
+ * the dashboards appear on the data source's Dashboards tab (one copy of each dashboard, kept at the top level).
  */
 import CopyWebpackPlugin from 'copy-webpack-plugin';
 import type { Configuration } from 'webpack';
@@ -16,9 +19,12 @@ const OPTIONAL_REPO_FILES = /^\.\.\/(LICENSE|CHANGELOG\.md|README\.md)$/;
 
 const config = async (env: Env): Promise<Configuration> => {
   const base = await grafanaConfig(env);
-  const patterns = copyFilePatterns.map((p) =>
-    typeof p.from === 'string' && OPTIONAL_REPO_FILES.test(p.from) ? { ...p, noErrorOnMissing: true } : p
-  );
+  const patterns = [
+    ...copyFilePatterns.map((p) =>
+      typeof p.from === 'string' && OPTIONAL_REPO_FILES.test(p.from) ? { ...p, noErrorOnMissing: true } : p
+    ),
+    { from: '../dashboards/*.json', to: 'dashboards/[name][ext]' },
+  ];
   return {
     ...base,
     plugins: (base.plugins ?? []).map((plugin) =>

@@ -90,6 +90,8 @@ type Query struct {
 	K           int
 	RankBy      string
 	Aggregation string
+	// Format "table" makes topk return only its table (for table panels).
+	Format string
 	// promql options.
 	Expr string
 	Unit string
@@ -114,6 +116,7 @@ type rawQuery struct {
 	RankBy      string          `json:"rankBy"`
 	Aggregation string          `json:"aggregation"`
 	Expr        string          `json:"expr"`
+	Format      string          `json:"format"`
 	Unit        string          `json:"unit"`
 	Filters
 }
@@ -255,7 +258,13 @@ func (q *Query) parseTopK(raw rawQuery) error {
 		return err
 	}
 	q.K = k
-	q.RankBy, q.Aggregation = raw.RankBy, raw.Aggregation
+	q.RankBy, q.Aggregation, q.Format = raw.RankBy, raw.Aggregation, raw.Format
+	if q.Format != "" {
+		if err := oneOf("format", q.Format, []string{"table", "series", "both"}); err != nil {
+			return err
+		}
+		q.AsSeries = q.AsSeries || q.Format == "series"
+	}
 	if q.RankBy == "" {
 		q.RankBy = "waiting"
 	}

@@ -55,6 +55,9 @@ func (p *plan) topk(ctx context.Context) (data.Frames, error) {
 		return out, nil
 	}
 	table := frames.RankTable(p.rows(top, info), p.q.Grouping == models.GroupInstanceEngine, p.q.RankBy, rankUnits[p.q.RankBy], frames.Executed(rankExpr, p.iv.Step))
+	if p.q.Format == "table" {
+		return data.Frames{table}, nil
+	}
 	return append(out, table), nil
 }
 

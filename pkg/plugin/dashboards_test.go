@@ -1,0 +1,325 @@
+package plugin_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/inferops/vllm-datasource/pkg/internal/grafanahost"
+	"github.com/inferops/vllm-datasource/pkg/internal/promtest"
+	"github.com/inferops/vllm-datasource/pkg/plugin"
+)
+
+// dashboard is the part of a dashboard JSON the checks read.
+type dashboard struct {
+	UID        string `json:"uid"`
+	Title      string `json:"title"`
+	Templating struct {
+		List []struct {
+			Name  string          `json:"name"`
+			Type  string          `json:"type"`
+			Query json.RawMessage `json:"query"`
+		} `json:"list"`
+	} `json:"templating"`
+	Annotations struct {
+		List []struct {
+			Name       string          `json:"name"`
+			Enable     bool            `json:"enable"`
+			Datasource dsRef           `json:"datasource"`
+			Target     json.RawMessage `json:"target"`
+		} `json:"list"`
+	} `json:"annotations"`
+	Panels []struct {
+		Title      string            `json:"title"`
+		Type       string            `json:"type"`
+		Datasource dsRef             `json:"datasource"`
+		Targets    []json.RawMessage `json:"targets"`
+	} `json:"panels"`
+}
+
+type dsRef struct {
+	Type string `json:"type"`
+	UID  string `json:"uid"`
+}
+
+func root(t *testing.T, parts ...string) string {
+	return filepath.Join(append([]string{grafanahost.RepoRoot(t)}, parts...)...)
+}
+
+func loadDashboards(t *testing.T) map[string]dashboard {
+	t.Helper()
+	var pj struct {
+		Includes []struct{ Type, Path string } `json:"includes"`
+	}
+	raw, err := os.ReadFile(root(t, "plugin.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(raw, &pj))
+	files, err := filepath.Glob(root(t, "dashboards", "*.json"))
+	require.NoError(t, err)
+	require.Len(t, pj.Includes, len(files), "plugin.json includes every dashboard")
+	out := map[string]dashboard{}
+	for _, inc := range pj.Includes {
+		require.Equal(t, "dashboard", inc.Type)
+		raw, err := os.ReadFile(root(t, inc.Path))
+		require.NoError(t, err, "plugin.json include %s", inc.Path)
+		var d dashboard
+		require.NoError(t, json.Unmarshal(raw, &d), inc.Path)
+		out[inc.Path] = d
+	}
+	return out
+}
+
+var varRef = regexp.MustCompile(`\$\{?([a-zA-Z_]\w*)`)
+
+// TestDashboardReferences checks data-source types and uids, variables and
+// that every target is a valid plugin query, without a fleet.
+func TestDashboardReferences(t *testing.T) {
+	for path, d := range loadDashboards(t) {
+		t.Run(path, func(t *testing.T) {
+			vars := map[string]bool{}
+			for _, v := range d.Templating.List {
+				vars[v.Name] = true
+			}
+			require.True(t, vars["datasource"], "a data-source variable")
+			check := func(where string, ds dsRef, target json.RawMessage) {
+				require.Equal(t, plugin.ID, ds.Type, where)
+				require.Equal(t, "${datasource}", ds.UID, where)
+				for _, m := range varRef.FindAllStringSubmatch(string(target), -1) {
+					require.True(t, vars[m[1]] || strings.HasPrefix(m[1], "__"), "%s uses undefined variable $%s", where, m[1])
+				}
+				var q struct {
+					QueryType string `json:"queryType"`
+				}
+				require.NoError(t, json.Unmarshal(target, &q), where)
+				require.NotEmpty(t, q.QueryType, where)
+			}
+			for _, p := range d.Panels {
+				require.NotEmpty(t, p.Targets, p.Title)
+				for _, tg := range p.Targets {
+					check(p.Title, p.Datasource, tg)
+				}
+			}
+			var enabled bool
+			for _, a := range d.Annotations.List {
+				if a.Datasource.Type == plugin.ID {
+					check("annotation "+a.Name, a.Datasource, a.Target)
+					enabled = enabled || a.Enable
+				}
+			}
+			require.True(t, enabled, "preemption annotations are on by default")
+		})
+	}
+}
+
+// provisioned reads the provisioning files and checks what they reference.
+func TestProvisioningReferences(t *testing.T) {
+	var dsFile struct {
+		Datasources []struct {
+			UID, Type, URL string
+		} `yaml:"datasources"`
+	}
+	readYAML(t, root(t, "provisioning", "datasources", "vllm.yaml"), &dsFile)
+	require.Len(t, dsFile.Datasources, 1)
+	require.Equal(t, "vllm", dsFile.Datasources[0].UID)
+	require.Equal(t, plugin.ID, dsFile.Datasources[0].Type)
+	var prov struct {
+		Providers []struct {
+			Options struct{ Path string } `yaml:"options"`
+		} `yaml:"providers"`
+	}
+	readYAML(t, root(t, "provisioning", "dashboards", "vllm.yaml"), &prov)
+	require.Equal(t, "/var/lib/grafana/dashboards/vllm", prov.Providers[0].Options.Path)
+	for _, r := range alertRules(t) {
+		require.NotEmpty(t, r.queries, r.title)
+	}
+}
+
+func readYAML(t *testing.T, path string, into any) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, yaml.Unmarshal(raw, into), path)
+}
+
+type alertRule struct {
+	title   string
+	queries []json.RawMessage
+}
+
+// alertRules returns each Grafana-managed rule's queries to the plugin.
+func alertRules(t *testing.T) []alertRule {
+	var f struct {
+		Groups []struct {
+			Rules []struct {
+				Title string `yaml:"title"`
+				Data  []struct {
+					DatasourceUID string         `yaml:"datasourceUid"`
+					Model         map[string]any `yaml:"model"`
+				} `yaml:"data"`
+			} `yaml:"rules"`
+		} `yaml:"groups"`
+	}
+	readYAML(t, root(t, "provisioning", "alerting", "vllm-alerts.yaml"), &f)
+	var out []alertRule
+	for _, g := range f.Groups {
+		for _, r := range g.Rules {
+			ar := alertRule{title: r.Title}
+			for _, d := range r.Data {
+				if d.DatasourceUID == "__expr__" {
+					continue
+				}
+				require.Equal(t, "vllm", d.DatasourceUID, r.Title)
+				raw, err := json.Marshal(d.Model)
+				require.NoError(t, err)
+				ar.queries = append(ar.queries, raw)
+			}
+			out = append(out, ar)
+		}
+	}
+	require.NotEmpty(t, out)
+	return out
+}
+
+// demoFleet starts vllm-sim with deploy/vllm-sim.flags (the demo's and the
+// compose stack's flags) and Prometheus with deploy/prometheus — the same
+// files — and returns Prometheus' URL.
+func demoFleet(t *testing.T) string {
+	dir := t.TempDir()
+	sim := filepath.Join(dir, "vllm-sim")
+	build := exec.Command("go", "build", "-o", sim, "./cmd/vllm-sim")
+	build.Dir = root(t)
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, string(out))
+	promDir := filepath.Join(dir, "prometheus")
+	require.NoError(t, os.CopyFS(promDir, os.DirFS(root(t, "deploy", "prometheus"))))
+	require.NoError(t, os.MkdirAll(filepath.Join(promDir, "targets"), 0o755))
+	flags, err := os.ReadFile(root(t, "deploy", "vllm-sim.flags"))
+	require.NoError(t, err)
+	var args []string
+	for _, line := range strings.Split(string(flags), "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			args = append(args, strings.Fields(line)...)
+		}
+	}
+	// Simulated time runs 20× faster so a 10-minute burst cycle fits the test.
+	args = append(args, "--speed", "20", "--targets-file", filepath.Join(promDir, "targets", "vllm.json"))
+	cmd := exec.Command(sim, args...)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	srv := promtest.Start(t, promtest.Options{ConfigFile: filepath.Join(promDir, "prometheus.yml")})
+	srv.WaitForSeries(t, `count_over_time(vllm:num_requests_running[5m]) >= 7`, 8, 90*time.Second)
+	return srv.URL
+}
+
+// TestDashboardsAgainstFleet runs every panel, annotation and alert query
+// through the plugin binary against Prometheus scraping the demo fleet.
+func TestDashboardsAgainstFleet(t *testing.T) {
+	t.Parallel()
+	host := grafanahost.Launch(t, grafanahost.Build(t))
+	url := demoFleet(t)
+	ds := backend.DataSourceInstanceSettings{UID: "vllm", URL: url, JSONData: []byte(`{"scrapeInterval":"5s"}`)}
+	values := map[string][]string{}
+	for _, kind := range []string{"models", "instances"} {
+		res := host.CallResource(t, ds, "GET", kind, nil)
+		require.Equal(t, 200, res.Status, string(res.Body))
+		var vs []string
+		require.NoError(t, json.Unmarshal(res.Body, &vs))
+		require.NotEmpty(t, vs, kind)
+		values[strings.TrimSuffix(kind, "s")] = vs
+	}
+	now := time.Now()
+	run := func(t *testing.T, ref string, target json.RawMessage, headers map[string]string) backend.DataResponse {
+		q := backend.DataQuery{RefID: ref, JSON: interpolate(t, target, values), Interval: 5 * time.Second, MaxDataPoints: 300,
+			TimeRange: backend.TimeRange{From: now.Add(-3 * time.Minute), To: now}}
+		return host.QueryData(t, ds, headers, q).Responses[ref]
+	}
+	for path, d := range loadDashboards(t) {
+		for _, p := range d.Panels {
+			for i, tg := range p.Targets {
+				t.Run(fmt.Sprintf("%s/%s/%d", d.UID, p.Title, i), func(t *testing.T) {
+					r := run(t, "A", tg, nil)
+					require.NoError(t, r.Error, path)
+					require.True(t, hasData(r.Frames), "panel %q returned no data", p.Title)
+				})
+			}
+		}
+		for _, a := range d.Annotations.List {
+			if a.Datasource.Type != plugin.ID {
+				continue
+			}
+			t.Run(d.UID+"/annotations/"+a.Name, func(t *testing.T) {
+				r := run(t, "Anno", a.Target, nil)
+				require.NoError(t, r.Error)
+				require.Greater(t, r.Frames[0].Rows(), 0, "the bursty fleet preempts")
+			})
+		}
+	}
+	for _, rule := range alertRules(t) {
+		for _, q := range rule.queries {
+			t.Run("alert/"+rule.title, func(t *testing.T) {
+				r := run(t, "A", q, map[string]string{backend.FromAlertHeaderName: "true"})
+				require.NoError(t, r.Error)
+				require.True(t, hasData(r.Frames))
+				for _, f := range r.Frames {
+					require.Equal(t, data.FrameTypeTimeSeriesMulti, f.Meta.Type)
+				}
+			})
+		}
+	}
+}
+
+// interpolate does what Grafana's frontend does with "All" selected: a
+// filter entry "$var" becomes every value, and ${var:regex} an alternation.
+func interpolate(t *testing.T, target json.RawMessage, values map[string][]string) json.RawMessage {
+	var q map[string]any
+	require.NoError(t, json.Unmarshal(target, &q))
+	for k, v := range q {
+		switch vv := v.(type) {
+		case []any:
+			var out []any
+			for _, e := range vv {
+				if s, ok := e.(string); ok && strings.HasPrefix(s, "$") {
+					for _, x := range values[strings.TrimPrefix(s, "$")] {
+						out = append(out, x)
+					}
+					continue
+				}
+				out = append(out, e)
+			}
+			q[k] = out
+		case string:
+			q[k] = regexp.MustCompile(`\$\{(\w+):regex\}`).ReplaceAllStringFunc(vv, func(m string) string {
+				name := strings.TrimSuffix(strings.TrimPrefix(m, "${"), ":regex}")
+				quoted := make([]string, len(values[name]))
+				for i, x := range values[name] {
+					// Regex-escaped, then escaped again for the PromQL string it lands in.
+					quoted[i] = strings.ReplaceAll(regexp.QuoteMeta(x), `\`, `\\`)
+				}
+				return "(" + strings.Join(quoted, "|") + ")"
+			})
+		}
+	}
+	out, err := json.Marshal(q)
+	require.NoError(t, err)
+	return out
+}
+
+func hasData(frames data.Frames) bool {
+	for _, f := range frames {
+		if f.Rows() > 0 {
+			return true
+		}
+	}
+	return false
+}
