@@ -165,3 +165,33 @@ func warnings(texts []string, more string) []data.Notice {
 	}
 	return out
 }
+
+// GPUByInstance sums each vLLM instance's GPUs for the top-k table: memory
+// used and total, and the mean utilisation of the GPUs that reported one.
+func GPUByInstance(reports []agent.AgentReport) map[string]GPUSummary {
+	out := map[string]GPUSummary{}
+	utilN := map[string]int{}
+	for _, r := range gpuRows(reports) {
+		g := r.gpu
+		if g.VLLMInstance == "" {
+			continue
+		}
+		s := out[g.VLLMInstance]
+		s.GPUs++
+		s.MemoryUsedBytes += deref(g.MemoryUsedBytes)
+		s.MemoryTotalBytes += deref(g.MemoryTotalBytes)
+		if g.GPUUtilPercent != nil {
+			s.UtilPercent += (*g.GPUUtilPercent - s.UtilPercent) / float64(utilN[g.VLLMInstance]+1)
+			utilN[g.VLLMInstance]++
+		}
+		out[g.VLLMInstance] = s
+	}
+	return out
+}
+
+func deref(v *float64) float64 {
+	if v == nil {
+		return 0
+	}
+	return *v
+}

@@ -6,6 +6,8 @@ import (
 
 // RankRow is one ranked instance (or engine) of a top-k query.
 type RankRow struct {
+	// GPU, when node agents answered, sums the GPUs of the instance.
+	GPU      *GPUSummary
 	Rank     int64
 	Instance string
 	Engine   string
@@ -30,7 +32,41 @@ func RankTable(rows []RankRow, withEngine bool, valueName, unit, executed string
 		fields = append(fields, data.NewField("engine", nil, eng))
 	}
 	fields = append(fields, data.NewField("model", nil, mdl), data.NewField("engines", nil, engines), value)
+	fields = append(fields, gpuFields(rows)...)
 	f := data.NewFrame("topk", fields...)
 	f.SetMeta(&data.FrameMeta{Type: data.FrameTypeTable, ExecutedQueryString: executed})
+	return f
+}
+
+// GPUSummary is what an instance's GPUs add up to.
+type GPUSummary struct {
+	GPUs             int64
+	MemoryUsedBytes  float64
+	MemoryTotalBytes float64
+	// UtilPercent is the mean GPU utilisation.
+	UtilPercent float64
+}
+
+// gpuFields are the GPU columns, present only when some row has GPU data.
+func gpuFields(rows []RankRow) []*data.Field {
+	any := false
+	for _, r := range rows {
+		any = any || r.GPU != nil
+	}
+	if !any {
+		return nil
+	}
+	n := len(rows)
+	gpus, used, total, util := make([]*int64, n), make([]*float64, n), make([]*float64, n), make([]*float64, n)
+	for i, r := range rows {
+		if g := r.GPU; g != nil {
+			gpus[i], used[i], total[i], util[i] = &g.GPUs, &g.MemoryUsedBytes, &g.MemoryTotalBytes, &g.UtilPercent
+		}
+	}
+	f := []*data.Field{data.NewField("gpus", nil, gpus), data.NewField("gpu memory used", nil, used),
+		data.NewField("gpu memory total", nil, total), data.NewField("gpu utilization", nil, util)}
+	f[1].Config = &data.FieldConfig{Unit: "bytes"}
+	f[2].Config = &data.FieldConfig{Unit: "bytes"}
+	f[3].Config = &data.FieldConfig{Unit: "percent"}
 	return f
 }

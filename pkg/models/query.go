@@ -90,8 +90,11 @@ type Query struct {
 	K           int
 	RankBy      string
 	Aggregation string
-	// Format "table" makes topk return only its table (for table panels).
+	// Format "table" makes topk return only its table (for table panels);
+	// for gpu it picks "table" (default) or "series".
 	Format string
+	// Source is where gpu reads from: "agents" (default) or "prometheus".
+	Source string
 	// promql options.
 	Expr string
 	Unit string
@@ -117,6 +120,7 @@ type rawQuery struct {
 	Aggregation string          `json:"aggregation"`
 	Expr        string          `json:"expr"`
 	Format      string          `json:"format"`
+	Source      string          `json:"source"`
 	Unit        string          `json:"unit"`
 	Filters
 }
@@ -226,6 +230,8 @@ func (q *Query) parseTypeOptions(raw rawQuery) error {
 		return q.parseWaitTime(raw)
 	case QueryTopK:
 		return q.parseTopK(raw)
+	case QueryGPU:
+		return q.parseGPU(raw)
 	case QueryPromQL:
 		q.Expr, q.Unit = strings.TrimSpace(raw.Expr), raw.Unit
 		if q.Expr == "" {
@@ -306,4 +312,18 @@ func oneOf(field, v string, allowed []string) error {
 		}
 	}
 	return invalid("%s %q is unknown; allowed: %s", field, v, strings.Join(allowed, ", "))
+}
+
+func (q *Query) parseGPU(raw rawQuery) error {
+	q.Source, q.Format = raw.Source, raw.Format
+	if q.Source == "" {
+		q.Source = "agents"
+	}
+	if q.Format == "" {
+		q.Format = "table"
+	}
+	if err := oneOf("source", q.Source, []string{"agents", "prometheus"}); err != nil {
+		return err
+	}
+	return oneOf("format", q.Format, []string{"table", "series"})
 }

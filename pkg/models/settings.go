@@ -50,6 +50,8 @@ type Settings struct {
 	MetricPrefix string
 	// HTTPOptions carries auth, headers and TLS from Grafana's standard HTTP settings.
 	HTTPOptions httpclient.Options
+	// Agents says how to reach the node agents (GPU data).
+	Agents AgentSettings
 }
 
 // jsonSettings is the jsonData shape the config editor writes.
@@ -83,6 +85,9 @@ func LoadSettings(ctx context.Context, s backend.DataSourceInstanceSettings) (Se
 		return Settings{}, fmt.Errorf("%w: HTTP settings: %v", ErrInvalidSettings, err)
 	}
 	out.HTTPOptions.Timeouts.Timeout = out.QueryTimeout
+	if out.Agents, err = ParseAgentSettings(s.JSONData, s.DecryptedSecureJSONData); err != nil {
+		return Settings{}, err
+	}
 	return out, nil
 }
 

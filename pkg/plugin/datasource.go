@@ -10,6 +10,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/instancemgmt"
 
+	"github.com/inferops/vllm-datasource/pkg/agent"
 	"github.com/inferops/vllm-datasource/pkg/health"
 	"github.com/inferops/vllm-datasource/pkg/models"
 	"github.com/inferops/vllm-datasource/pkg/prom"
@@ -52,6 +53,12 @@ func NewDatasource(ctx context.Context, s backend.DataSourceInstanceSettings) (i
 	}
 	ds.detector = query.NewDetector(ds.prom, ds.settings.MetricPrefix, ds.now)
 	ds.executor = &query.Executor{Prom: ds.prom, Settings: ds.settings, Detector: ds.detector}
+	agents, err := agent.NewClient(agent.Options{Timeout: ds.settings.Agents.Timeout, Token: ds.settings.Agents.Token})
+	if err != nil {
+		ds.settingsErr = err
+		return ds, nil
+	}
+	ds.executor.Agents = agents
 	return ds, nil
 }
 

@@ -26,10 +26,13 @@ type Executor struct {
 	Settings    models.Settings
 	Detector    *Detector
 	Concurrency int
+	// Agents reaches the node agents; nil when none are configured.
+	Agents Agents
 }
 
 // plan is everything one query needs once it is parsed.
 type plan struct {
+	e       *Executor
 	q       models.Query
 	iv      interval.Result
 	b       vllm.Builder
@@ -103,7 +106,7 @@ func (e *Executor) plan(ctx context.Context, dq backend.DataQuery, m *memo, aler
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{q: q, iv: iv, memo: m, alert: alert, window: promDuration(iv.RateInterval),
+	p := &plan{e: e, q: q, iv: iv, memo: m, alert: alert, window: promDuration(iv.RateInterval),
 		b: vllm.Builder{Prefix: e.Settings.MetricPrefix, InstanceLabel: e.Settings.InstanceLabel, Detected: e.Detector.Get(ctx)}}
 	if iv.Clamped {
 		p.notices = append(p.notices, data.Notice{Severity: data.NoticeSeverityInfo,
@@ -138,7 +141,7 @@ func (p *plan) run(ctx context.Context) (data.Frames, error) {
 	case models.QueryPromQL:
 		return p.promql(ctx)
 	case models.QueryGPU:
-		return nil, fmt.Errorf("%w: queryType gpu needs node agents, which this version does not query yet", models.ErrInvalidQuery)
+		return p.gpu(ctx, p.e)
 	}
 	return nil, fmt.Errorf("query type %q has no handler", p.q.Type)
 }

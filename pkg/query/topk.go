@@ -54,7 +54,9 @@ func (p *plan) topk(ctx context.Context) (data.Frames, error) {
 	if p.q.AsSeries {
 		return out, nil
 	}
-	table := frames.RankTable(p.rows(top, info), p.q.Grouping == models.GroupInstanceEngine, p.q.RankBy, rankUnits[p.q.RankBy], frames.Executed(rankExpr, p.iv.Step))
+	rows, gpuNotices := p.gpuColumns(ctx, p.e, p.rows(top, info))
+	table := frames.RankTable(rows, p.q.Grouping == models.GroupInstanceEngine, p.q.RankBy, rankUnits[p.q.RankBy], frames.Executed(rankExpr, p.iv.Step))
+	table.Meta.Notices = gpuNotices
 	if p.q.Format == "table" {
 		return data.Frames{table}, nil
 	}

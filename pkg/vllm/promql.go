@@ -158,3 +158,24 @@ func or(parts []string) string { return strings.Join(parts, " or ") }
 func (b Builder) EngineSelector(f models.Filters) string {
 	return b.union(Running, f, "")
 }
+
+// GPUMetricNames are the node agent's per-GPU gauges as Prometheus stores
+// them when it scrapes the agents.
+var GPUMetricNames = []string{
+	"vllm_node_gpu_memory_used_bytes", "vllm_node_gpu_memory_total_bytes", "vllm_node_gpu_utilization_ratio",
+	"vllm_node_gpu_memory_utilization_ratio", "vllm_node_gpu_temperature_celsius", "vllm_node_gpu_power_watts",
+}
+
+// GPUSeries selects every agent gauge, tagged by reading, for the GPUs of
+// the given vLLM instances (all GPUs when none are given).
+func (b Builder) GPUSeries(instances []string) string {
+	m := ""
+	if len(instances) > 0 {
+		m = matchAny("vllm_instance", instances)
+	}
+	parts := make([]string, len(GPUMetricNames))
+	for i, n := range GPUMetricNames {
+		parts[i] = tag(selector(n, m), strings.TrimPrefix(n, "vllm_node_gpu_"))
+	}
+	return or(parts)
+}

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/inferops/vllm-datasource/pkg/agent"
+)
+
+// TestMain lets a test run the real main() in a child process.
+func TestMain(m *testing.M) {
+	if os.Getenv("VLLM_NODE_AGENT_RUN_MAIN") == "1" {
+		os.Args = append([]string{"vllm-node-agent"}, os.Args[1:]...)
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func TestParseFlags(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		check   func(t *testing.T, o options)
+		wantErr string
+	}{
+		{name: "defaults", args: nil, check: func(t *testing.T, o options) {
+			require.Equal(t, "127.0.0.1:9400", o.listen)
+			require.Equal(t, "/proc", o.procRoot)
+			require.Equal(t, time.Second, o.cacheTTL)
+			require.NotEmpty(t, o.instanceHost)
+			require.Zero(t, o.simulate)
+		}},
+		{name: "all", args: []string{"--listen", ":9500", "--node-name", "n1", "--instance-host", "10.0.0.5", "--proc-root", "/host/proc",
+			"--cache-ttl", "250ms", "--token-file", "/t", "--simulate", "8", "--follow", "http://a:8000/metrics, http://b:8001/metrics,", "--sim-delay", "3s"},
+			check: func(t *testing.T, o options) {
+				require.Equal(t, options{listen: ":9500", node: "n1", instanceHost: "10.0.0.5", procRoot: "/host/proc", cacheTTL: 250 * time.Millisecond,
+					tokenFile: "/t", simulate: 8, follow: []string{"http://a:8000/metrics", "http://b:8001/metrics"}, simDelay: 3 * time.Second}, o)
+			}},
+		{name: "follow needs simulate", args: []string{"--follow", "http://a/metrics"}, wantErr: "need --simulate"},
+		{name: "delay needs simulate", args: []string{"--sim-delay", "1s"}, wantErr: "need --simulate"},
+		{name: "negative simulate", args: []string{"--simulate", "-1"}, wantErr: "--simulate -1"},
+		{name: "negative ttl", args: []string{"--cache-ttl", "-1s"}, wantErr: "must not be negative"},
+		{name: "stray argument", args: []string{"serve"}, wantErr: "unexpected arguments"},
+		{name: "unknown flag", args: []string{"--gpus", "2"}, wantErr: "flag provided but not defined"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, err := parseFlags(tt.args, io.Discard)
+			if tt.wantErr != "" {
+				require.ErrorContains(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			tt.check(t, o)
+		})
+	}
+}
+
+// startAgent runs the agent in-process until the test ends.
+func startAgent(t *testing.T, args []string, env map[string]string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	addrc := make(chan string, 1)
+	errc := make(chan error, 1)
+	go func() {
+		errc <- run(ctx, append([]string{"--listen", "127.0.0.1:0"}, args...), func(k string) string { return env[k] }, io.Discard, func(a string) { addrc <- a })
+	}()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-errc)
+	})
+	select {
+	case a := <-addrc:
+		return "http://" + a
+	case err := <-errc:
+		t.Fatalf("agent did not start: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("agent did not start")
+	}
+	return ""
+}
+
+func getStatus(t *testing.T, url, token string) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	require.NoError(t, err)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer func() { _ = resp.Body.Close() }()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, b
+}
+
+func TestRunSimulatedWithTokenFromEnv(t *testing.T) {
+	base := startAgent(t, []string{"--simulate", "4", "--node-name", "sim-1", "--instance-host", "sim-1"}, map[string]string{"VLLM_NODE_AGENT_TOKEN": "tok"})
+	code, _ := getStatus(t, base+"/v1/gpus", "")
+	require.Equal(t, http.StatusUnauthorized, code)
+	code, body := getStatus(t, base+"/healthz", "")
+	require.Equal(t, http.StatusOK, code)
+	require.Equal(t, "ok\n", string(body))
+	code, body = getStatus(t, base+"/v1/gpus", "tok")
+	require.Equal(t, http.StatusOK, code)
+	var rep agent.Report
+	require.NoError(t, json.Unmarshal(body, &rep))
+	require.Equal(t, "sim-1", rep.Node)
+	require.Len(t, rep.GPUs, 4)
+	require.Equal(t, "sim-1:8003", rep.GPUs[3].VLLMInstance)
+	code, body = getStatus(t, base+"/metrics", "tok")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, string(body), `vllm_node_gpu_memory_total_bytes{gpu="3",uuid="`)
+}
+
+func TestRunTokenFileWinsAndMustExist(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "token")
+	require.NoError(t, os.WriteFile(file, []byte("from-file\n"), 0o600))
+	base := startAgent(t, []string{"--simulate", "1", "--token-file", file}, map[string]string{"VLLM_NODE_AGENT_TOKEN": "from-env"})
+	code, _ := getStatus(t, base+"/v1/gpus", "from-env")
+	require.Equal(t, http.StatusUnauthorized, code)
+	code, _ = getStatus(t, base+"/v1/gpus", "from-file")
+	require.Equal(t, http.StatusOK, code)
+
+	err := run(context.Background(), []string{"--simulate", "1", "--token-file", file + ".missing"}, func(string) string { return "" }, io.Discard, nil)
+	require.ErrorContains(t, err, "token file")
+}
+
+// TestNoGPUExitsNonZero runs the real main() without --simulate: on a
+// machine without the NVIDIA driver it must exit 1 naming the library.
+func TestNoGPUExitsNonZero(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "--listen", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), "VLLM_NODE_AGENT_RUN_MAIN=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var exit *exec.ExitError
+		require.ErrorAs(t, err, &exit)
+		require.Equal(t, 1, exit.ExitCode())
+		require.Contains(t, stderr.String(), "libnvidia-ml.so.1")
+		require.Contains(t, stderr.String(), "--simulate")
+	case <-time.After(5 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+		t.Skipf("NVML is present here, the agent started: %s", stderr.String())
+	}
+}

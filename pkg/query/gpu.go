@@ -1,0 +1,125 @@
+package query
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/prometheus/common/model"
+
+	"github.com/inferops/vllm-datasource/pkg/agent"
+	"github.com/inferops/vllm-datasource/pkg/frames"
+	"github.com/inferops/vllm-datasource/pkg/models"
+)
+
+// Agents fetches GPU reports from node agents; a failing agent is an entry
+// in the result's errors, never a failed call.
+type Agents interface {
+	Fetch(ctx context.Context, urls []string) agent.Result
+}
+
+// ErrNoAgents says the data source has no node agents to ask.
+var ErrNoAgents = fmt.Errorf("%w: no node agents configured: list agent URLs or a discovery job in the data source settings", models.ErrInvalidQuery)
+
+// agentURLs returns the static list, or discovers agents from the targets
+// of the configured Prometheus job (the instance label is host:port).
+func (p *plan) agentURLs(ctx context.Context, e *Executor) ([]string, error) {
+	if len(e.Settings.Agents.URLs) > 0 {
+		return e.Settings.Agents.URLs, nil
+	}
+	if e.Settings.Agents.Job == "" {
+		return nil, ErrNoAgents
+	}
+	expr := fmt.Sprintf("group by (instance) (up{job=%q})", e.Settings.Agents.Job)
+	vec, _, err := p.memo.instantQuery(ctx, expr, p.iv.End)
+	if err != nil {
+		return nil, fmt.Errorf("discover node agents from job %q: %w", e.Settings.Agents.Job, err)
+	}
+	urls := make([]string, 0, len(vec))
+	for _, s := range vec {
+		urls = append(urls, "http://"+string(s.Metric[model.InstanceLabel]))
+	}
+	sort.Strings(urls)
+	if len(urls) == 0 {
+		return nil, fmt.Errorf("%w (Prometheus has no targets for the node-agent job %q)", ErrNoAgents, e.Settings.Agents.Job)
+	}
+	return urls, nil
+}
+
+// fetchGPUs asks every agent and keeps the GPUs of the wanted vLLM
+// instances (all when none are given).
+func (p *plan) fetchGPUs(ctx context.Context, e *Executor, instances []string) (agent.Result, error) {
+	if e.Agents == nil {
+		return agent.Result{}, ErrNoAgents
+	}
+	urls, err := p.agentURLs(ctx, e)
+	if err != nil {
+		return agent.Result{}, err
+	}
+	res := e.Agents.Fetch(ctx, urls)
+	if len(instances) > 0 {
+		keep := map[string]bool{}
+		for _, i := range instances {
+			keep[i] = true
+		}
+		for i := range res.Reports {
+			gpus := res.Reports[i].Report.GPUs[:0:0]
+			for _, g := range res.Reports[i].Report.GPUs {
+				if keep[g.VLLMInstance] {
+					gpus = append(gpus, g)
+				}
+			}
+			res.Reports[i].Report.GPUs = gpus
+		}
+	}
+	return res, nil
+}
+
+// gpu answers the gpu query type, live from the agents or from Prometheus
+// where the agents are scraped.
+func (p *plan) gpu(ctx context.Context, e *Executor) (data.Frames, error) {
+	if p.q.Source == "prometheus" {
+		return p.gpuFromPrometheus(ctx)
+	}
+	res, err := p.fetchGPUs(ctx, e, p.q.Instances)
+	if err != nil {
+		return nil, err
+	}
+	notices := append(p.notices, frames.GPUNotices(res)...)
+	if p.q.Format == "series" {
+		return frames.GPUSeries(res.Reports, res.Time, notices), nil
+	}
+	return data.Frames{frames.GPUTable(res.Reports, notices)}, nil
+}
+
+func (p *plan) gpuFromPrometheus(ctx context.Context) (data.Frames, error) {
+	f, _, err := p.series(ctx, p.b.GPUSeries(p.q.Instances), frames.SeriesOptions{GroupLabels: []string{"node", "gpu"}})
+	return f, err
+}
+
+// gpuColumns joins GPU memory and utilisation to ranked instances for the
+// top-k table; agents that fail become notices on the table.
+func (p *plan) gpuColumns(ctx context.Context, e *Executor, rows []frames.RankRow) ([]frames.RankRow, []data.Notice) {
+	if e.Agents == nil || (len(e.Settings.Agents.URLs) == 0 && e.Settings.Agents.Job == "") {
+		return rows, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, e.Settings.Agents.Timeout+time.Second)
+	defer cancel()
+	res, err := p.fetchGPUs(ctx, e, nil)
+	if errors.Is(err, ErrNoAgents) {
+		return rows, nil // a fleet without agents: the table simply has no GPU columns
+	}
+	if err != nil {
+		return rows, []data.Notice{{Severity: data.NoticeSeverityWarning, Text: "GPU columns left empty: " + err.Error()}}
+	}
+	byInstance := frames.GPUByInstance(res.Reports)
+	for i := range rows {
+		if g, ok := byInstance[rows[i].Instance]; ok {
+			rows[i].GPU = &g
+		}
+	}
+	return rows, frames.GPUNotices(res)
+}
