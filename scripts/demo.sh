@@ -23,7 +23,7 @@ mkdir -p "$work/prometheus/targets"
 go build -o "$work/vllm-sim" ./cmd/vllm-sim
 # shellcheck disable=SC2046
 "$work/vllm-sim" $(grep -v '^#' deploy/vllm-sim.flags) --targets-file "$work/prometheus/targets/vllm.json" &
-cp deploy/prometheus/prometheus.yml "$work/prometheus/"
+cp -r deploy/prometheus/prometheus.yml deploy/prometheus/rules "$work/prometheus/"
 until [ -s "$work/prometheus/targets/vllm.json" ]; do sleep 0.2; done
 
 echo "==> starting Prometheus on 127.0.0.1:$PROM_PORT"

@@ -139,7 +139,7 @@ func TestProvisioningReferences(t *testing.T) {
 		} `yaml:"providers"`
 	}
 	readYAML(t, root(t, "provisioning", "dashboards", "vllm.yaml"), &prov)
-	require.Equal(t, "/var/lib/grafana/dashboards/vllm", prov.Providers[0].Options.Path)
+	require.Equal(t, "/var/lib/grafana/dashboards", prov.Providers[0].Options.Path, "where docker-compose.yaml mounts dashboards/")
 	for _, r := range alertRules(t) {
 		require.NotEmpty(t, r.queries, r.title)
 	}
