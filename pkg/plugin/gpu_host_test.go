@@ -17,6 +17,7 @@ import (
 
 	"github.com/inferops/vllm-datasource/pkg/internal/fleettest"
 	"github.com/inferops/vllm-datasource/pkg/internal/grafanahost"
+	"github.com/inferops/vllm-datasource/pkg/internal/promtest"
 )
 
 // startAgent runs the real vllm-node-agent binary with simulated GPUs that
@@ -110,6 +111,25 @@ func TestHostGPU(t *testing.T) {
 	require.Equal(t, int64(2), *gpus)
 	_, memIdx := tbl.FieldByName("gpu memory used")
 	require.Greater(t, *tbl.Fields[memIdx].At(0).(*float64), 0.0)
+
+	t.Run("from Prometheus scraping the agents", func(t *testing.T) {
+		targets := []string{strings.TrimPrefix(urls[0], "http://"), strings.TrimPrefix(urls[1], "http://")}
+		srv := promtest.Start(t, promtest.Options{Targets: targets})
+		srv.WaitForSeries(t, `vllm_node_gpu_utilization_ratio`, 4, 60*time.Second)
+		pds := backend.DataSourceInstanceSettings{UID: "gpu-prom", URL: srv.URL, JSONData: []byte(`{"scrapeInterval":"1s"}`)}
+		now := time.Now()
+		r := host.QueryData(t, pds, nil, backend.DataQuery{RefID: "P", Interval: time.Second, MaxDataPoints: 100,
+			JSON:      json.RawMessage(`{"queryType":"gpu","source":"prometheus","instances":["` + env.Endpoints[0].Addr + `"]}`),
+			TimeRange: backend.TimeRange{From: now.Add(-30 * time.Second), To: now}}).Responses["P"]
+		require.NoError(t, r.Error)
+		require.True(t, hasData(r.Frames))
+		signals := map[string]bool{}
+		for _, fr := range r.Frames {
+			require.Equal(t, env.Endpoints[0].Addr, fr.Fields[1].Labels["vllm_instance"])
+			signals[fr.Fields[1].Labels["signal"]] = true
+		}
+		require.True(t, signals["utilization_ratio"] && signals["memory_used_bytes"], "signals: %v", signals)
+	})
 }
 
 func noticeText(f *data.Frame) string {

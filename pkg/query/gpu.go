@@ -96,7 +96,8 @@ func (p *plan) gpu(ctx context.Context, e *Executor) (data.Frames, error) {
 }
 
 func (p *plan) gpuFromPrometheus(ctx context.Context) (data.Frames, error) {
-	f, _, err := p.series(ctx, p.b.GPUSeries(p.q.Instances), frames.SeriesOptions{GroupLabels: []string{"node", "gpu"}})
+	// The agents are scrape targets: their own instance label names the node.
+	f, _, err := p.series(ctx, p.b.GPUSeries(p.q.Instances), frames.SeriesOptions{GroupLabels: []string{"instance", "gpu"}})
 	return f, err
 }
 

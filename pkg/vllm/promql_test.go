@@ -156,3 +156,16 @@ func TestRankErrors(t *testing.T) {
 	_, err = b.TopKRanking("waiting", "median", 3, models.GroupInstance, models.Filters{}, "1m", "1h", "15s")
 	require.ErrorContains(t, err, `aggregation "median" is unknown`)
 }
+
+func TestGPUSeriesExpression(t *testing.T) {
+	b := builders()["v1"]
+	for _, inst := range [][]string{nil, {`a"b:8000`, "c:8000"}} {
+		sels := allSelectors(t, b.GPUSeries(inst))
+		require.Len(t, sels, len(GPUMetricNames))
+		if inst != nil {
+			for _, vs := range sels {
+				requireMatchesExactly(t, vs, "vllm_instance", inst)
+			}
+		}
+	}
+}
