@@ -194,7 +194,7 @@ func alertRules(t *testing.T) []alertRule {
 // demoFleet starts vllm-sim with deploy/vllm-sim.flags (the demo's and the
 // compose stack's flags) and Prometheus with deploy/prometheus — the same
 // files — and returns Prometheus' URL.
-func demoFleet(t *testing.T) string {
+func demoFleet(t *testing.T) (string, []string) {
 	dir := t.TempDir()
 	sim := filepath.Join(dir, "vllm-sim")
 	build := exec.Command("go", "build", "-o", sim, "./cmd/vllm-sim")
@@ -219,7 +219,39 @@ func demoFleet(t *testing.T) string {
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	srv := promtest.Start(t, promtest.Options{ConfigFile: filepath.Join(promDir, "prometheus.yml")})
 	srv.WaitForSeries(t, `count_over_time(vllm:num_requests_running[5m]) >= 7`, 8, 90*time.Second)
-	return srv.URL
+	return srv.URL, targetAddrs(t, filepath.Join(promDir, "targets", "vllm.json"))
+}
+
+// targetAddrs reads the instances vllm-sim wrote into its targets file.
+func targetAddrs(t *testing.T, path string) []string {
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var groups []struct {
+		Targets []string `json:"targets"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &groups))
+	var out []string
+	for _, g := range groups {
+		out = append(out, g.Targets...)
+	}
+	require.NotEmpty(t, out)
+	return out
+}
+
+// demoAgent runs one node agent with a simulated GPU per engine following
+// the fleet, as the compose stack's node-agent service does.
+func demoAgent(t *testing.T, instances []string) string {
+	bin := filepath.Join(t.TempDir(), "vllm-node-agent")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/vllm-node-agent")
+	build.Dir = root(t)
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, string(out))
+	follow := make([]string, len(instances))
+	for i, a := range instances {
+		follow[i] = "http://" + a + "/metrics"
+	}
+	u, _ := startAgent(t, bin, "gpu-node", strings.Join(follow, ","), "--simulate", "8")
+	return u
 }
 
 // TestDashboardsAgainstFleet runs every panel, annotation and alert query
@@ -227,8 +259,11 @@ func demoFleet(t *testing.T) string {
 func TestDashboardsAgainstFleet(t *testing.T) {
 	t.Parallel()
 	host := grafanahost.Launch(t, grafanahost.Build(t))
-	url := demoFleet(t)
-	ds := backend.DataSourceInstanceSettings{UID: "vllm", URL: url, JSONData: []byte(`{"scrapeInterval":"5s"}`)}
+	url, instances := demoFleet(t)
+	agentURL := demoAgent(t, instances)
+	js, err := json.Marshal(map[string]any{"scrapeInterval": "5s", "agentUrls": []string{agentURL}})
+	require.NoError(t, err)
+	ds := backend.DataSourceInstanceSettings{UID: "vllm", URL: url, JSONData: js}
 	values := map[string][]string{}
 	for _, kind := range []string{"models", "instances"} {
 		res := host.CallResource(t, ds, "GET", kind, nil)

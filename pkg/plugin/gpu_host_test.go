@@ -22,12 +22,14 @@ import (
 
 // startAgent runs the real vllm-node-agent binary with simulated GPUs that
 // follow one simulated vLLM instance, and waits until it answers.
+// follow is a comma-separated list of /metrics URLs; extra flags come last,
+// so an extra --simulate overrides the default of two GPUs.
 func startAgent(t *testing.T, bin, node, follow string, extra ...string) (string, *exec.Cmd) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := l.Addr().String()
 	require.NoError(t, l.Close())
-	args := append([]string{"--simulate", "2", "--listen", addr, "--node-name", node, "--follow", "http://" + follow + "/metrics"}, extra...)
+	args := append([]string{"--simulate", "2", "--listen", addr, "--node-name", node, "--follow", follow}, extra...)
 	cmd := exec.Command(bin, args...)
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
@@ -60,7 +62,7 @@ func TestHostGPU(t *testing.T) {
 		if i == 3 {
 			extra = []string{"--sim-delay", "5s"}
 		}
-		u, cmd := startAgent(t, bin, fmt.Sprintf("node-%d", i), ep.Addr, extra...)
+		u, cmd := startAgent(t, bin, fmt.Sprintf("node-%d", i), "http://"+ep.Addr+"/metrics", extra...)
 		if i == 2 {
 			require.NoError(t, cmd.Process.Kill())
 			_ = cmd.Wait()
@@ -115,14 +117,15 @@ func TestHostGPU(t *testing.T) {
 	t.Run("from Prometheus scraping the agents", func(t *testing.T) {
 		targets := []string{strings.TrimPrefix(urls[0], "http://"), strings.TrimPrefix(urls[1], "http://")}
 		srv := promtest.Start(t, promtest.Options{Targets: targets})
-		srv.WaitForSeries(t, `vllm_node_gpu_utilization_ratio`, 4, 60*time.Second)
+		// The agents map GPUs once they have read the fleet; wait for the mapped series.
+		srv.WaitForSeries(t, `count_over_time(vllm_node_gpu_utilization_ratio{vllm_instance="`+env.Endpoints[0].Addr+`"}[1m]) >= 3`, 2, 60*time.Second)
 		pds := backend.DataSourceInstanceSettings{UID: "gpu-prom", URL: srv.URL, JSONData: []byte(`{"scrapeInterval":"1s"}`)}
 		now := time.Now()
 		r := host.QueryData(t, pds, nil, backend.DataQuery{RefID: "P", Interval: time.Second, MaxDataPoints: 100,
 			JSON:      json.RawMessage(`{"queryType":"gpu","source":"prometheus","instances":["` + env.Endpoints[0].Addr + `"]}`),
 			TimeRange: backend.TimeRange{From: now.Add(-30 * time.Second), To: now}}).Responses["P"]
 		require.NoError(t, r.Error)
-		require.True(t, hasData(r.Frames))
+		require.True(t, hasData(r.Frames), "frames: %d, query: %s", len(r.Frames), r.Frames[0].Meta.ExecutedQueryString)
 		signals := map[string]bool{}
 		for _, fr := range r.Frames {
 			require.Equal(t, env.Endpoints[0].Addr, fr.Fields[1].Labels["vllm_instance"])
