@@ -1,7 +1,6 @@
 package health_test
 
 import (
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -9,18 +8,13 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/stretchr/testify/require"
+
+	"github.com/inferops/vllm-datasource/pkg/internal/promtest"
 )
 
 // Error paths use httptest fakes: a real Prometheus cannot be made to
 // reject credentials or answer garbage on demand.
 func TestCheckErrorPaths(t *testing.T) {
-	closed := func() string {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		addr := l.Addr().String()
-		require.NoError(t, l.Close())
-		return "http://" + addr
-	}
 	fake := func(h http.HandlerFunc) string {
 		srv := httptest.NewServer(h)
 		t.Cleanup(srv.Close)
@@ -32,7 +26,7 @@ func TestCheckErrorPaths(t *testing.T) {
 		json string
 		want string
 	}{
-		{name: "unreachable", url: closed(), want: "is unreachable"},
+		{name: "unreachable", url: promtest.ClosedURL(t), want: "is unreachable"},
 		{name: "credentials rejected", url: fake(func(w http.ResponseWriter, _ *http.Request) {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 		}), want: "rejected the credentials"},

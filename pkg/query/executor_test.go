@@ -2,7 +2,6 @@ package query_test
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +11,8 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/stretchr/testify/require"
+
+	"github.com/inferops/vllm-datasource/pkg/internal/promtest"
 
 	"github.com/inferops/vllm-datasource/pkg/models"
 	"github.com/inferops/vllm-datasource/pkg/prom"
@@ -37,13 +38,6 @@ func fakeExecutor(t *testing.T, url, timeout string) *query.Executor {
 const emptyMatrix = `{"status":"success","data":{"resultType":"matrix","result":[]}}`
 
 func TestExecutorErrorPaths(t *testing.T) {
-	closed := func() string {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		addr := l.Addr().String()
-		require.NoError(t, l.Close())
-		return "http://" + addr
-	}()
 	tests := []struct {
 		name       string
 		url        string
@@ -51,7 +45,7 @@ func TestExecutorErrorPaths(t *testing.T) {
 		wantSource backend.ErrorSource
 		wantMsg    string
 	}{
-		{name: "down", url: closed, wantStatus: backend.StatusBadGateway, wantSource: backend.ErrorSourceDownstream, wantMsg: "unreachable"},
+		{name: "down", url: promtest.ClosedURL(t), wantStatus: backend.StatusBadGateway, wantSource: backend.ErrorSourceDownstream, wantMsg: "unreachable"},
 		{name: "slow", url: fakePrometheus(t, func(w http.ResponseWriter, r *http.Request) {
 			select {
 			case <-r.Context().Done():

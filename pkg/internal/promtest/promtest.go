@@ -208,3 +208,10 @@ func writeFile(t testing.TB, path, content string) {
 		t.Fatalf("write %s: %v", path, err)
 	}
 }
+
+// ClosedURL returns an http URL on loopback where nothing listens: a
+// Prometheus that is down.
+func ClosedURL(t testing.TB) string {
+	t.Helper()
+	return "http://" + freeAddr(t)
+}
