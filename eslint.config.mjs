@@ -27,6 +27,8 @@ export default defineConfig([
       '**/work/',
       '**/ci/',
       'test-results/',
+      // Browser-check output: the bundled test page and screenshots (e2e/).
+      'test-output/',
       'playwright-report/',
       'blob-report/',
       'playwright/.cache/',
@@ -36,4 +38,14 @@ export default defineConfig([
     ],
   },
   ...baseConfig,
+  {
+    // The browser-check page and the dist test are TypeScript outside src/; the scaffold's config only matches
+    // src/**/*.{ts,tsx}, so without this block ESLint would skip them silently.
+    files: ['e2e/**/*.{ts,tsx}'],
+    languageOptions: {
+      parserOptions: {
+        project: './e2e/tsconfig.json',
+      },
+    },
+  },
 ]);

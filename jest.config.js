@@ -7,6 +7,9 @@ const base = require('./.config/jest.config');
 module.exports = {
   // Jest configuration provided by Grafana scaffolding
   ...base,
+  // The editor tests drive @grafana/ui comboboxes with user-event; each takes 0.5-3 s of CPU, and on a busy
+  // two-core CI machine (Go race tests next to it) jest's default 5 s timeout fails tests that are merely slow.
+  testTimeout: 30000,
   transform: {
     ...base.transform,
     // d3-color (pulled in by @grafana/ui → @grafana/data) ships only ESM `.mjs` files. The scaffold's transform

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Frontend gate: install (when needed), typecheck, lint, unit tests, production build, then check what the build
-# wrote into dist/. Works on a machine that never saw the project (only Node >= 20 and the npm registry needed).
+# wrote into dist/, load dist/module.js in a test, and drive the editors in a real browser (Debian's Chromium).
+# Works on a machine that never saw the project: Node >= 20 and the npm registry, plus apt for Chromium when
+# /usr/bin/chromium is missing.
 #
 #   scripts/frontend-check.sh            # install only when node_modules is missing or older than the lockfile
 #   FRONTEND_CI_INSTALL=always scripts/frontend-check.sh   # always start from a clean `npm ci`
+#   CHROMIUM=/path/to/chrome scripts/frontend-check.sh    # use another Chromium instead of /usr/bin/chromium
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -69,3 +72,25 @@ if (problems.length) {
 }
 console.log(`==> dist: ok (${plugin.id}, executable ${plugin.executable}, version ${plugin.info.version})`);
 JS
+
+# The bundle must load the way Grafana loads it (AMD, with Grafana's React and @grafana/* as dependencies) and
+# export a DataSourcePlugin with working editors. This needs dist/, hence after the build.
+step "dist test" npm run test:dist
+
+# Browser check: the editors in a real Chromium (playwright-core drives it; it never downloads a browser).
+CHROMIUM="${CHROMIUM:-/usr/bin/chromium}"
+if [[ ! -x "$CHROMIUM" ]]; then
+  if [[ "$CHROMIUM" != /usr/bin/chromium ]]; then
+    echo "CHROMIUM=$CHROMIUM is not an executable" >&2
+    exit 1
+  fi
+  as_root=()
+  if ((EUID != 0)); then
+    command -v sudo >/dev/null || { echo "/usr/bin/chromium is missing and apt-get needs root (no sudo found)" >&2; exit 1; }
+    as_root=(sudo)
+  fi
+  step "chromium" "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
+    sh -c 'apt-get update && apt-get install -y --no-install-recommends chromium'
+fi
+export CHROMIUM
+step "browser" npm run e2e:browser

@@ -1,18 +1,29 @@
-import { CoreApp, DataSourceInstanceSettings, ScopedVars } from '@grafana/data';
+import {
+  CoreApp,
+  DataSourceInstanceSettings,
+  LegacyMetricFindQueryOptions,
+  MetricFindValue,
+  ScopedVars,
+} from '@grafana/data';
 import { DataSourceWithBackend, getTemplateSrv } from '@grafana/runtime';
 
-import { DEFAULT_QUERY, VllmDataSourceOptions, VllmQuery } from './types';
+import { annotationSupport } from './annotations';
+import { BACKEND_BUILTINS } from './queryOptions';
+import { DEFAULT_QUERY, VllmDataSourceOptions, VllmQuery, VllmVariableQuery } from './types';
+import { VllmVariableSupport, normalizeVariableQuery } from './variables';
 
 /**
  * The browser side of the data source. Queries, health checks, alerting and annotations all run in the Go
- * backend; this class only supplies defaults and resolves dashboard variables before a query is sent.
+ * backend; this class supplies defaults, resolves dashboard variables before a query is sent, and reads the
+ * backend's resource routes (models, instances, engines) for the editors and query variables.
  */
 export class DataSource extends DataSourceWithBackend<VllmQuery, VllmDataSourceOptions> {
   constructor(instanceSettings: DataSourceInstanceSettings<VllmDataSourceOptions>) {
     super(instanceSettings);
-    // An empty AnnotationSupport makes Grafana offer this data source for annotations and send the annotation
-    // query through the normal backend query path (QueryData, refId "Anno"); plugin.json sets "annotations": true.
-    this.annotations = {};
+    // Annotation queries use the query editor and default to preemption events; they run through the normal
+    // backend query path (QueryData, refId "Anno"). plugin.json sets "annotations": true.
+    this.annotations = annotationSupport;
+    this.variables = new VllmVariableSupport(this);
   }
 
   getDefaultQuery(_: CoreApp): Partial<VllmQuery> {
@@ -20,17 +31,28 @@ export class DataSource extends DataSourceWithBackend<VllmQuery, VllmDataSourceO
   }
 
   /**
-   * Resolves dashboard variables. The backend never sees "$model": the legend is interpolated as text, and each
-   * filter entry is expanded so that a multi-value variable becomes one entry per selected value.
+   * Resolves dashboard variables in every string option. The backend never sees "$model": text options are
+   * interpolated as text, each filter entry is expanded so that a multi-value variable becomes one entry per
+   * selected value, and quantiles / k given as variables become numbers again. $__interval, $__rate_interval and
+   * $__range stay: the backend derives them from the step it picks (pkg/interval), which the browser does not know.
    */
   applyTemplateVariables(query: VllmQuery, scopedVars: ScopedVars): VllmQuery {
-    const templateSrv = getTemplateSrv();
+    const replace = (text: string | undefined) => (text === undefined ? undefined : replaceText(text, scopedVars));
     return {
       ...query,
-      legend: query.legend === undefined ? undefined : templateSrv.replace(query.legend, scopedVars),
-      models: expandEntries(query.models, scopedVars),
-      instances: expandEntries(query.instances, scopedVars),
-      engines: expandEntries(query.engines, scopedVars),
+      legend: replace(query.legend),
+      interval: replace(query.interval),
+      expr: query.expr === undefined ? undefined : replaceText(query.expr, scopedVars, promqlFormat),
+      family: replace(query.family) as VllmQuery['family'],
+      rankBy: replace(query.rankBy) as VllmQuery['rankBy'],
+      aggregation: replace(query.aggregation) as VllmQuery['aggregation'],
+      k: typeof query.k === 'string' ? toNumberIfNumeric(replace(query.k) ?? '') : query.k,
+      quantiles: query.quantiles?.flatMap((q) =>
+        typeof q === 'number' ? [q] : expandEntry(q, scopedVars).map(toNumberIfNumeric)
+      ),
+      models: this.interpolateList(query.models, scopedVars),
+      instances: this.interpolateList(query.instances, scopedVars),
+      engines: this.interpolateList(query.engines, scopedVars),
     };
   }
 
@@ -38,22 +60,128 @@ export class DataSource extends DataSourceWithBackend<VllmQuery, VllmDataSourceO
   filterQuery(query: VllmQuery): boolean {
     return !query.hide;
   }
+
+  /**
+   * Interpolates every entry of a filter list and flattens the result. Single values are substituted as they are;
+   * a multi-value variable yields one entry per value (also inside text: "gpu-$n" with n = 1,2 gives "gpu-1",
+   * "gpu-2"), and an empty selection yields no entry. Duplicates are dropped, order is kept.
+   */
+  interpolateList(entries: string[] | undefined, scopedVars: ScopedVars = {}): string[] | undefined {
+    if (!entries) {
+      return entries;
+    }
+    const out = entries.flatMap((entry) => expandEntry(entry, scopedVars));
+    return Array.from(new Set(out));
+  }
+
+  /** The dashboard's variables as "$name", offered next to the real values in the filter pickers. */
+  getVariableRefs(): string[] {
+    return getTemplateSrv()
+      .getVariables()
+      .map((v) => `$${v.name}`);
+  }
+
+  /** GET models: every served model name. */
+  getModels(): Promise<string[]> {
+    return this.getList('models', {});
+  }
+
+  /** GET instances, optionally only those serving one of `models`. */
+  getInstances(models?: string[]): Promise<string[]> {
+    return this.getList('instances', nonEmpty({ model: models }));
+  }
+
+  /** GET engines, optionally only those of `models` and `instances`. */
+  getEngines(models?: string[], instances?: string[]): Promise<string[]> {
+    return this.getList('engines', nonEmpty({ model: models, instance: instances }));
+  }
+
+  /**
+   * Values of a query variable (see VllmVariableSupport). The narrowing lists may hold variables, which are
+   * resolved first, so "instances of $model" follows the model variable.
+   */
+  async metricFindQuery(
+    query: VllmVariableQuery | string,
+    options?: LegacyMetricFindQueryOptions
+  ): Promise<MetricFindValue[]> {
+    const q = normalizeVariableQuery(query);
+    const scopedVars = options?.scopedVars ?? {};
+    const models = this.interpolateList(q.models, scopedVars);
+    const instances = this.interpolateList(q.instances, scopedVars);
+    let values: string[];
+    switch (q.resource) {
+      case 'instances':
+        values = await this.getInstances(models);
+        break;
+      case 'engines':
+        values = await this.getEngines(models, instances);
+        break;
+      default:
+        values = await this.getModels();
+    }
+    return values.map((v) => ({ text: v, value: v }));
+  }
+
+  /** Reads one resource route and insists on a JSON string array, so a proxy's HTML error page is not shown as options. */
+  private async getList(path: string, params: Record<string, string[]>): Promise<string[]> {
+    const body: unknown = await this.getResource(path, params);
+    if (!Array.isArray(body)) {
+      throw new Error(`resource ${path}: expected a JSON array of strings`);
+    }
+    return body.filter((v): v is string => typeof v === 'string');
+  }
+}
+
+/** Query parameters without empty lists; Grafana sends an array as repeated parameters (model=a&model=b). */
+function nonEmpty(params: Record<string, string[] | undefined>): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const [key, values] of Object.entries(params)) {
+    if (values && values.length > 0) {
+      out[key] = values;
+    }
+  }
+  return out;
 }
 
 /** Marks where a variable's values go in a half-interpolated entry; control characters never occur in names. */
 const SLOT = '\u0000';
 
 /**
- * Interpolates every entry of a filter list and flattens the result. Single values are substituted as they are;
- * a multi-value variable yields one entry per value (also inside text: "gpu-$n" with n = 1,2 gives "gpu-1",
- * "gpu-2"), and an empty selection yields no entry. Duplicates are dropped, order is kept.
+ * Interpolates text the way Grafana does, except for the built-ins the backend resolves itself ($__interval,
+ * $__rate_interval, $__range, …): they are parked in numbered slots and put back after interpolation.
  */
-function expandEntries(entries: string[] | undefined, scopedVars: ScopedVars): string[] | undefined {
-  if (!entries) {
-    return entries;
+function replaceText(text: string, scopedVars: ScopedVars, format?: (value: unknown) => string): string {
+  const kept: string[] = [];
+  const masked = text.replace(BACKEND_BUILTINS, (builtin) => {
+    kept.push(builtin);
+    return `${SLOT}${kept.length - 1}${SLOT}`;
+  });
+  const replaced = getTemplateSrv().replace(masked, scopedVars, format);
+  return kept.length === 0 ? replaced : replaced.replace(/\u0000(\d+)\u0000/g, (_, i: string) => kept[Number(i)]);
+}
+
+/** Escapes text for a double-quoted PromQL string. */
+function escapePromString(text: string): string {
+  return text.replace(/\\/g, '\\\\').replace(/"/g, '\\"');
+}
+
+/**
+ * Formats a variable inside raw PromQL as Grafana's Prometheus data source does: one value is escaped for the
+ * PromQL string it stands in; several values (a multi-value variable, or All) become a regex alternation of
+ * regex-escaped values, escaped again for the string, so `model_name=~"$model"` matches exactly the selection.
+ */
+export function promqlFormat(value: unknown): string {
+  if (!Array.isArray(value)) {
+    return escapePromString(String(value));
   }
-  const out = entries.flatMap((entry) => expandEntry(entry, scopedVars));
-  return Array.from(new Set(out));
+  const alternatives = value.map((v) => escapePromString(String(v).replace(/[\\^$.|?*+()[\]{}]/g, '\\$&')));
+  return `(${alternatives.join('|')})`;
+}
+
+/** A variable may resolve to "0.99" or "10": send a number, as the backend expects, when it is one. */
+function toNumberIfNumeric(text: string): number | string {
+  const t = text.trim();
+  return t !== '' && Number.isFinite(Number(t)) ? Number(t) : text;
 }
 
 function expandEntry(entry: string, scopedVars: ScopedVars): string[] {

@@ -3,9 +3,9 @@ import { DataQuery } from '@grafana/schema';
 
 /**
  * What a query asks the backend for. The backend (pkg/) turns each kind into PromQL over the vLLM metrics,
- * so the frontend only carries intent, never PromQL.
+ * so the frontend only carries intent; `promql` is the escape hatch for panels no vLLM query type covers.
  */
-export type VllmQueryType = 'queue' | 'waitTime' | 'preemptions' | 'topk' | 'gpu';
+export type VllmQueryType = 'queue' | 'waitTime' | 'preemptions' | 'topk' | 'gpu' | 'promql';
 
 /**
  * How series are grouped:
@@ -25,6 +25,21 @@ export type VllmRankSignal = 'waiting' | 'running' | 'kv_usage' | 'wait_p99' | '
 /** How top-k folds a signal over the time range (pkg/models/query.go Aggregations); the backend defaults to max. */
 export type VllmAggregation = 'max' | 'avg' | 'last';
 
+/** GPU: where GPU numbers come from (node agents, or DCGM metrics in Prometheus); the backend defaults to agents. */
+export type VllmGpuSource = 'agents' | 'prometheus';
+
+/** GPU: one time series per GPU, or one table row per GPU with the latest values; the backend defaults to table. */
+export type VllmGpuFormat = 'series' | 'table';
+
+/** Top-k: the ranking table only, the series only, or both (the backend's default when format is absent). */
+export type VllmTopKFormat = 'table' | 'series' | 'both';
+
+/**
+ * A reference to a dashboard variable ("$model", "${model}", "${model:raw}"). Option fields that are not free text
+ * accept one so a dashboard can switch them; DataSource.applyTemplateVariables resolves it before the backend sees it.
+ */
+export type VariableRef = `$${string}`;
+
 /**
  * The query JSON the backend parses (pkg/models/query.go rawQuery). Optional fields may be left out: the backend
  * fills in its defaults and rejects values outside the allowed sets with a message naming them.
@@ -41,20 +56,37 @@ export interface VllmQuery extends DataQuery {
   models?: string[];
   instances?: string[];
   engines?: string[];
-  /** Wait time: quantiles in (0, 1); the backend defaults to [0.5, 0.9, 0.99]. */
-  quantiles?: number[];
+  /**
+   * Wait time: quantiles in (0, 1); the backend defaults to [0.5, 0.9, 0.99]. The backend wants numbers; an entry
+   * may be a string only while it holds a dashboard variable ("$q"), which applyTemplateVariables turns into numbers.
+   */
+  quantiles?: Array<number | string>;
   /** Wait time: which latency histogram. */
-  family?: VllmWaitFamily;
-  /** Wait time: stream live values instead of a one-off range query. */
+  family?: VllmWaitFamily | VariableRef;
+  /** Wait time: add the wait of requests still queued (Little's law) instead of only finished ones. */
   live?: boolean;
-  /** Top-k: how many to keep, 1 to 100 (default 5). */
-  k?: number;
-  rankBy?: VllmRankSignal;
-  aggregation?: VllmAggregation;
+  /** Top-k: how many to keep, whole number 1 to 100 (default 5). A string holds a variable ("$k"); the backend accepts numeric strings too. */
+  k?: number | string;
+  rankBy?: VllmRankSignal | VariableRef;
+  aggregation?: VllmAggregation | VariableRef;
   /** Legend format: {{label}} is replaced by the series' label value. Dashboard variables are resolved first. */
   legend?: string;
-  /** Preemptions and top-k: return time series instead of annotations / a table. */
+  /** Min step, e.g. "30s", "$__rate_interval"; empty lets the backend pick the step from the time range. */
+  interval?: string;
+  /** Preemptions and top-k: return time series instead of annotations / series plus a ranking table. */
   asSeries?: boolean;
+  /** GPU: where the numbers come from. */
+  source?: VllmGpuSource;
+  /**
+   * GPU: time series or a table (default table). Top-k: "table" returns only the ranking table (for table panels),
+   * "series" is the same as asSeries, absent or "both" returns both. The meaning differs per type, so the editor
+   * drops it when switching between the two.
+   */
+  format?: VllmGpuFormat | VllmTopKFormat;
+  /** PromQL: the expression (required). Dashboard variables are resolved; $__interval, $__rate_interval, $__range by the backend. */
+  expr?: string;
+  /** PromQL: Grafana unit of the result, e.g. reqps or short. */
+  unit?: string;
 }
 
 /** What a new query starts with (see DataSource.getDefaultQuery). */
@@ -62,6 +94,30 @@ export const DEFAULT_QUERY: Partial<VllmQuery> = {
   queryType: 'queue',
   grouping: 'instance',
 };
+
+/**
+ * What a new annotation query starts with: preemptions as events, the one query type whose result Grafana can turn
+ * into annotations (a time and a text per event).
+ */
+export const DEFAULT_ANNOTATION_QUERY: Partial<VllmQuery> = {
+  queryType: 'preemptions',
+  asSeries: false,
+};
+
+/** What a query variable lists; each is one resource route of the backend (pkg/plugin/resource.go). */
+export type VllmVariableResource = 'models' | 'instances' | 'engines';
+
+/**
+ * A query variable's query. `models` narrows instances and engines, `instances` narrows engines; both may hold
+ * dashboard variables (a chained variable such as instances of "$model").
+ */
+export interface VllmVariableQuery extends DataQuery {
+  resource: VllmVariableResource;
+  models?: string[];
+  instances?: string[];
+}
+
+export const DEFAULT_VARIABLE_QUERY: VllmVariableQuery = { refId: 'VllmVariableQuery', resource: 'models' };
 
 /**
  * Defaults the backend applies when a field is empty (pkg/models/settings.go). The config editor shows them as
@@ -73,7 +129,11 @@ export const DEFAULT_SETTINGS = {
   instanceLabel: 'instance',
   metricPrefix: 'vllm:',
   prometheusUrl: 'http://localhost:9090',
+  agentJob: 'vllm-node-agent',
+  agentTimeout: '2s',
 } as const;
+
+export type VllmAgentMode = 'static' | 'discovery';
 
 /**
  * jsonData of a data-source instance: stored in plain text and sent to the browser.
@@ -92,6 +152,20 @@ export interface VllmDataSourceOptions extends DataSourceJsonData {
   instanceLabel?: string;
   /** Prefix of every vLLM metric name (vllm:, or ray_vllm: behind Ray Serve). */
   metricPrefix?: string;
+
+  /**
+   * Which of the two ways to find node agents (GPU numbers) the editor shows. The backend does not read it: it uses
+   * agentUrls when the list is non-empty and otherwise discovers the agents as the targets of the agentJob scrape
+   * job (pkg/query/gpu.go). So the editor clears agentUrls when discovery is chosen, and when agentMode is absent
+   * shows static for a non-empty list and discovery otherwise, i.e. what the backend will do.
+   */
+  agentMode?: VllmAgentMode;
+  /** Static mode: base URLs of the node agents, e.g. http://gpu-node-1:9400. */
+  agentUrls?: string[];
+  /** Discovery mode: Prometheus job label of the agents' scrape job (default vllm-node-agent). */
+  agentJob?: string;
+  /** Upper bound for each request to a node agent, a duration such as 2s. */
+  agentTimeout?: string;
 
   // Grafana's standard HTTP settings (written by DataSourceHttpSettings, read by the SDK's HTTPClientOptions).
   timeout?: number;

@@ -1,4 +1,11 @@
-import { isValidDuration, isValidLabelName, isValidMetricPrefix } from './validation';
+import {
+  goDurationMs,
+  isValidAgentTimeout,
+  isValidAgentUrl,
+  isValidDuration,
+  isValidLabelName,
+  isValidMetricPrefix,
+} from './validation';
 
 describe('validation hints (mirror pkg/models/settings.go)', () => {
   it.each(['', '15s', '1m', '1m30s', '500ms', '1.5h', '2d', '1w'])('accepts duration %p', (v) => {
@@ -17,5 +24,29 @@ describe('validation hints (mirror pkg/models/settings.go)', () => {
     expect(isValidMetricPrefix('vllm:')).toBe(true);
     expect(isValidMetricPrefix('ray_vllm:')).toBe(true);
     expect(isValidMetricPrefix('vllm-')).toBe(false);
+  });
+
+  it('checks agent URLs like pkg/models/agents.go', () => {
+    expect(isValidAgentUrl('http://gpu-node-1:9400')).toBe(true);
+    expect(isValidAgentUrl('https://10.0.0.7/')).toBe(true);
+    expect(isValidAgentUrl('gpu-node-1:9400')).toBe(false);
+    expect(isValidAgentUrl('ftp://gpu-node-1')).toBe(false);
+    expect(isValidAgentUrl('http://user:secret@gpu-node-1')).toBe(false);
+    expect(isValidAgentUrl('')).toBe(false);
+  });
+
+  it('reads Go durations in milliseconds', () => {
+    expect(goDurationMs('1m30s')).toBe(90_000);
+    expect(goDurationMs('500ms')).toBe(500);
+    expect(goDurationMs('1.5s')).toBe(1500);
+    expect(goDurationMs('2d')).toBeUndefined();
+  });
+
+  it.each(['', '2s', '500ms', '1m', '59.9s'])('accepts agent timeout %p', (v) => {
+    expect(isValidAgentTimeout(v)).toBe(true);
+  });
+
+  it.each(['0s', '61s', '2m', '1d', 'soon'])('rejects agent timeout %p', (v) => {
+    expect(isValidAgentTimeout(v)).toBe(false);
   });
 });

@@ -111,4 +111,80 @@ describe('ConfigEditor', () => {
     expect(screen.queryByText('label name', { exact: false })).not.toBeInTheDocument();
     expect(screen.queryByText('Only letters', { exact: false })).not.toBeInTheDocument();
   });
+
+  describe('node agents', () => {
+    it('shows discovery when no URL is listed, as the backend does, with the defaults as placeholders', () => {
+      const { onOptionsChange } = setup();
+      expect(screen.getByRole('radio', { name: 'Prometheus discovery' })).toBeChecked();
+      expect(screen.getByLabelText('Prometheus job')).toHaveAttribute('placeholder', 'vllm-node-agent');
+      expect(screen.queryByLabelText('Agent URLs')).not.toBeInTheDocument();
+      expect(screen.getByLabelText('Agent timeout')).toHaveAttribute('placeholder', '2s');
+      expect(onOptionsChange).not.toHaveBeenCalled();
+    });
+
+    it('shows the static list when URLs are saved', () => {
+      setup({ jsonData: { agentUrls: ['http://gpu-1:9400'] } });
+      expect(screen.getByRole('radio', { name: 'Static list' })).toBeChecked();
+      expect(screen.getByText('http://gpu-1:9400')).toBeInTheDocument();
+      expect(screen.queryByLabelText('Prometheus job')).not.toBeInTheDocument();
+    });
+
+    it('switches to a static list', async () => {
+      const { onOptionsChange } = setup({ jsonData: { agentJob: 'gpu-agents' } });
+      await userEvent.click(screen.getByRole('radio', { name: 'Static list' }));
+      expect(lastChange(onOptionsChange).jsonData).toEqual({ agentMode: 'static', agentJob: 'gpu-agents' });
+    });
+
+    it('explains that an empty static list falls back to discovery', () => {
+      setup({ jsonData: { agentMode: 'static', agentJob: 'gpu-agents' } });
+      expect(screen.getByLabelText('Agent URLs')).toBeInTheDocument();
+      expect(screen.getByText(/agents are discovered from the Prometheus job/)).toHaveTextContent('gpu-agents');
+    });
+
+    it('adds agent URLs to jsonData.agentUrls', async () => {
+      const { onOptionsChange } = setup({ jsonData: { agentUrls: ['http://gpu-1:9400'] } });
+      await userEvent.type(screen.getByLabelText('Agent URLs'), 'http://gpu-2:9400{Enter}');
+      const next = lastChange(onOptionsChange);
+      expect(next.jsonData.agentUrls).toEqual(['http://gpu-1:9400', 'http://gpu-2:9400']);
+      expect(next.secureJsonData).toBeUndefined();
+    });
+
+    it('removes an agent URL', async () => {
+      const { onOptionsChange } = setup({ jsonData: { agentUrls: ['http://gpu-1:9400', 'http://gpu-2:9400'] } });
+      await userEvent.click(screen.getAllByRole('button', { name: /Remove tag/i })[0]);
+      expect(lastChange(onOptionsChange).jsonData.agentUrls).toEqual(['http://gpu-2:9400']);
+    });
+
+    it('flags agent URLs that are not http(s) URLs with a host', () => {
+      setup({ jsonData: { agentUrls: ['http://gpu-1:9400', 'gpu-2:9400', 'http://user:pw@gpu-3'] } });
+      expect(screen.getByText(/Not an http\(s\) URL/)).toHaveTextContent('gpu-2:9400, http://user:pw@gpu-3');
+    });
+
+    it('switching to discovery clears the URL list, which the backend would otherwise use instead', async () => {
+      const { onOptionsChange } = setup({ jsonData: { agentUrls: ['http://gpu-1:9400'], scrapeInterval: '30s' } });
+      await userEvent.click(screen.getByRole('radio', { name: 'Prometheus discovery' }));
+      expect(lastChange(onOptionsChange).jsonData).toEqual({
+        agentMode: 'discovery',
+        agentUrls: undefined,
+        scrapeInterval: '30s',
+      });
+    });
+
+    it('in discovery mode edits the job name', () => {
+      const { onOptionsChange } = setup({ jsonData: { agentMode: 'discovery' } });
+      fireEvent.change(screen.getByLabelText('Prometheus job'), { target: { value: ' gpu-agents ' } });
+      expect(lastChange(onOptionsChange).jsonData).toEqual({ agentMode: 'discovery', agentJob: 'gpu-agents' });
+    });
+
+    it('writes the agent timeout to jsonData', () => {
+      const { onOptionsChange } = setup();
+      fireEvent.change(screen.getByLabelText('Agent timeout'), { target: { value: '500ms' } });
+      expect(lastChange(onOptionsChange).jsonData).toEqual({ agentTimeout: '500ms' });
+    });
+
+    it.each(['fast', '0s', '2m'])('hints when the agent timeout is %p (backend: 1ms to 1m)', (agentTimeout) => {
+      setup({ jsonData: { agentTimeout } });
+      expect(screen.getByText('Use a duration up to 1m, such as 2s or 500ms')).toBeInTheDocument();
+    });
+  });
 });

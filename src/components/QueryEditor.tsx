@@ -1,95 +1,134 @@
-import React, { ChangeEvent } from 'react';
-import { QueryEditorProps, SelectableValue } from '@grafana/data';
-import { Combobox, ComboboxOption, InlineField, Input, RadioButtonGroup, Stack } from '@grafana/ui';
+import React from 'react';
+import { QueryEditorProps } from '@grafana/data';
+import { Combobox, ComboboxOption, InlineField, InlineFieldRow, RadioButtonGroup, Stack } from '@grafana/ui';
 
-import { DataSource } from '../datasource';
+import type { DataSource } from '../datasource';
+import { QUERY_TYPE_OPTIONS, groupingOptionsFor } from '../queryOptions';
+import { isQueryValid, validateQuery } from '../queryValidation';
 import { DEFAULT_QUERY, VllmDataSourceOptions, VllmGrouping, VllmQuery, VllmQueryType } from '../types';
+import { CommonOptions } from './query/CommonOptions';
+import { FilterFields, FilterKey } from './query/FilterFields';
+import { GpuOptions } from './query/GpuOptions';
+import { PreemptionOptions } from './query/PreemptionOptions';
+import { PromQLOptions } from './query/PromQLOptions';
+import { TopKOptions } from './query/TopKOptions';
+import { WaitTimeOptions } from './query/WaitTimeOptions';
 
-type Props = QueryEditorProps<DataSource, VllmQuery, VllmDataSourceOptions>;
+export type Props = QueryEditorProps<DataSource, VllmQuery, VllmDataSourceOptions> & {
+  /**
+   * Set by the annotation editor: preemptions are always events there (the series switch is hidden), and
+   * grouping / legend, which only shape series, are not shown for them.
+   */
+  annotationMode?: boolean;
+};
 
-export const QUERY_TYPE_OPTIONS: Array<ComboboxOption<VllmQueryType>> = [
-  { value: 'queue', label: 'Queue depth', description: 'Running and waiting requests' },
-  { value: 'waitTime', label: 'Wait time', description: 'Queue / first-token latency quantiles' },
-  { value: 'preemptions', label: 'Preemptions', description: 'Requests preempted for lack of KV cache' },
-  { value: 'topk', label: 'Top-k', description: 'The k busiest models or servers' },
-  { value: 'gpu', label: 'GPU', description: 'KV-cache and GPU utilisation' },
-];
+const ALL_FILTERS: FilterKey[] = ['models', 'instances', 'engines'];
 
-export const GROUPING_OPTIONS: Array<SelectableValue<VllmGrouping>> = [
-  { value: 'none', label: 'Fleet', description: 'One series for the whole fleet' },
-  { value: 'model', label: 'Model' },
-  { value: 'instance', label: 'Instance' },
-  { value: 'instance_engine', label: 'Engine', description: 'One series per engine of each instance' },
-];
-
-/** Top-k ranks servers or engines, so the backend only accepts those groupings for it. */
-const TOPK_GROUPINGS: VllmGrouping[] = ['instance', 'instance_engine'];
-
-/** The groupings the backend accepts for a query type (pkg/models/query.go parseGrouping). */
-export function groupingOptionsFor(queryType: VllmQueryType): Array<SelectableValue<VllmGrouping>> {
-  return queryType === 'topk'
-    ? GROUPING_OPTIONS.filter((o) => o.value !== undefined && TOPK_GROUPINGS.includes(o.value))
-    : GROUPING_OPTIONS;
+/** The filters each query type uses; PromQL filters inside its expression. */
+function filtersFor(queryType: VllmQueryType): FilterKey[] {
+  switch (queryType) {
+    case 'gpu':
+      return ['instances'];
+    case 'promql':
+      return [];
+    default:
+      return ALL_FILTERS;
+  }
 }
 
+/** Query types that have a `format` option; it means something else in each, so it does not carry over. */
+const FORMAT_TYPES: VllmQueryType[] = ['topk', 'gpu'];
+
 /**
- * Minimal query editor: what to query, how to group it, and a legend. Filters, quantiles and top-k options come
- * later; fields this editor does not show are kept untouched because every change spreads the whole query.
+ * The query editor: a query type, then only the options that type takes. Fields the current type does not show are
+ * kept untouched (every change spreads the whole query), so switching back and forth loses nothing.
  */
-export function QueryEditor({ query, onChange, onRunQuery }: Props) {
+export function QueryEditor({ query: rawQuery, datasource, onChange, onRunQuery, annotationMode = false }: Props) {
   // Saved queries from before a field existed may lack it; show (and send) the defaults instead of blanks.
-  const queryType = query.queryType ?? DEFAULT_QUERY.queryType ?? 'queue';
-  const grouping = query.grouping ?? DEFAULT_QUERY.grouping;
+  const query: VllmQuery = { ...rawQuery, queryType: rawQuery.queryType ?? DEFAULT_QUERY.queryType ?? 'queue' };
+  const { queryType } = query;
+  const errors = validateQuery(query);
+  const variableRefs = datasource.getVariableRefs();
 
-  // Discrete choices run the query at once; free text (legend) waits for blur so typing does not spam queries.
-  // A grouping the new type does not accept would make the backend reject the query; fall back to the default.
-  const onQueryTypeChange = (option: ComboboxOption<VllmQueryType>) => {
-    const allowed = groupingOptionsFor(option.value).some((o) => o.value === query.grouping);
-    const next: VllmQuery = { ...query, queryType: option.value };
-    if (query.grouping !== undefined && !allowed) {
-      next.grouping = DEFAULT_QUERY.grouping;
+  // Discrete choices run the query at once; free text waits for blur. A query that fails validation is still
+  // stored (so nothing typed is lost) but not run: the backend would only answer with the same error.
+  const change = (patch: Partial<VllmQuery>, run = true) => {
+    const next = { ...rawQuery, ...patch };
+    if (Object.keys(patch).length > 0) {
+      onChange(next);
     }
-    onChange(next);
-    onRunQuery();
+    if (run && isQueryValid({ ...next, queryType: next.queryType ?? query.queryType })) {
+      onRunQuery();
+    }
   };
 
-  const onGroupingChange = (value: VllmGrouping) => {
-    onChange({ ...query, grouping: value });
-    onRunQuery();
+  // A grouping the new type does not accept would make the backend reject the query; fall back to the default.
+  // GPU "table" is top-k's "table only", GPU "series" is top-k's "series only": drop format between the two.
+  const onQueryTypeChange = (option: ComboboxOption<VllmQueryType> | null | undefined) => {
+    // Combobox hands over undefined when Enter is pressed while its stale highlight points past the filtered list.
+    if (!option) {
+      return;
+    }
+    const patch: Partial<VllmQuery> = { queryType: option.value };
+    if (query.grouping !== undefined && !groupingOptionsFor(option.value).some((o) => o.value === query.grouping)) {
+      patch.grouping = DEFAULT_QUERY.grouping;
+    }
+    if (query.format !== undefined && option.value !== queryType && FORMAT_TYPES.includes(option.value)) {
+      patch.format = undefined;
+    }
+    change(patch);
   };
 
-  const onLegendChange = (event: ChangeEvent<HTMLInputElement>) => {
-    onChange({ ...query, legend: event.currentTarget.value });
-  };
+  const events = queryType === 'preemptions' && (annotationMode || !query.asSeries);
+  const gpuTable = queryType === 'gpu' && (query.format ?? 'table') === 'table';
+  const topkTable = queryType === 'topk' && query.format === 'table';
+  const series = !events && !gpuTable && !topkTable;
+  // The backend checks every filter whatever the type, so a filter this type does not use is still shown while
+  // it holds an invalid value (from hand-written JSON), or the error could not be seen nor fixed.
+  const filters = ALL_FILTERS.filter((key) => filtersFor(queryType).includes(key) || errors[key]);
+  const common = { query, errors, variableRefs, onChange: change };
 
   return (
-    <Stack gap={1} wrap="wrap">
-      <InlineField label="Query" labelWidth={10}>
-        <Combobox
-          id="vllm-query-type"
-          width={24}
-          options={QUERY_TYPE_OPTIONS}
-          value={queryType}
-          onChange={onQueryTypeChange}
-        />
-      </InlineField>
-      <InlineField label="Group by" labelWidth={12}>
-        <RadioButtonGroup options={groupingOptionsFor(queryType)} value={grouping} onChange={onGroupingChange} />
-      </InlineField>
-      <InlineField
-        label="Legend"
-        labelWidth={10}
-        tooltip="Series name template, e.g. {{model}} on {{instance}}. Dashboard variables are allowed."
-      >
-        <Input
-          id="vllm-legend"
-          width={30}
-          value={query.legend ?? ''}
-          placeholder="Auto"
-          onChange={onLegendChange}
-          onBlur={onRunQuery}
-        />
-      </InlineField>
+    <Stack direction="column" gap={0}>
+      <InlineFieldRow>
+        <InlineField label="Query" labelWidth={12}>
+          <Combobox
+            id="vllm-query-type"
+            width={24}
+            options={QUERY_TYPE_OPTIONS}
+            value={queryType}
+            onChange={onQueryTypeChange}
+          />
+        </InlineField>
+        {queryType === 'preemptions' && !annotationMode && <PreemptionOptions {...common} />}
+        {!events && queryType !== 'promql' && (
+          <InlineField label="Group by" labelWidth={12} invalid={Boolean(errors.grouping)} error={errors.grouping}>
+            <RadioButtonGroup<VllmGrouping>
+              options={groupingOptionsFor(queryType)}
+              value={query.grouping ?? DEFAULT_QUERY.grouping}
+              onChange={(grouping) => change({ grouping })}
+            />
+          </InlineField>
+        )}
+      </InlineFieldRow>
+      {queryType === 'promql' && <PromQLOptions {...common} />}
+      <FilterFields
+        datasource={datasource}
+        show={filters}
+        models={query.models}
+        instances={query.instances}
+        engines={query.engines}
+        errors={errors}
+        onChange={(key, values) => change({ [key]: values })}
+      />
+      {queryType === 'waitTime' && <WaitTimeOptions {...common} />}
+      {queryType === 'topk' && <TopKOptions {...common} />}
+      {queryType === 'gpu' && <GpuOptions {...common} />}
+      <CommonOptions
+        {...common}
+        showLegend={series}
+        showMinStep={!(queryType === 'gpu' && (query.source ?? 'agents') === 'agents')}
+      />
     </Stack>
   );
 }

@@ -1,6 +1,7 @@
-import { DataSourceInstanceSettings, DataSourceSettings, ScopedVars } from '@grafana/data';
+import { DataSourceInstanceSettings, DataSourceSettings, ScopedVars, TypedVariableModel } from '@grafana/data';
 import { TemplateSrv } from '@grafana/runtime';
 
+import { DataSource } from '../datasource';
 import { VllmDataSourceOptions, VllmSecureJsonData } from '../types';
 
 /** A saved-looking data source as Grafana hands it to the config editor. */
@@ -67,8 +68,9 @@ export function makeInstanceSettings(): DataSourceInstanceSettings<VllmDataSourc
 export class FakeTemplateSrv implements TemplateSrv {
   constructor(private readonly variables: Record<string, string | string[]>) {}
 
-  getVariables() {
-    return [];
+  /** The dashboard variables, by name; only `name` is filled in, which is all the editors read. */
+  getVariables(): TypedVariableModel[] {
+    return Object.keys(this.variables).map((name) => ({ name }) as unknown as TypedVariableModel);
   }
 
   containsTemplate(target?: string) {
@@ -93,4 +95,24 @@ export class FakeTemplateSrv implements TemplateSrv {
       return Array.isArray(value) ? `{${value.join(',')}}` : String(value);
     });
   }
+}
+
+/** What the fake backend's resource routes answer: a list per path, or a function of the query parameters. */
+export type FakeResources = Record<string, string[] | ((params: Record<string, string[]>) => unknown)>;
+
+/**
+ * A DataSource whose resource routes answer from `resources` instead of the backend; unknown paths reject like the
+ * backend's 404. The returned mock records every call (path and parameters).
+ */
+export function makeDataSource(resources: FakeResources = {}) {
+  const ds = new DataSource(makeInstanceSettings());
+  const getResource = jest.fn(async (path: string, params?: Record<string, string[]>) => {
+    const answer = resources[path];
+    if (answer === undefined) {
+      throw new Error(`404: unknown resource path ${path}`);
+    }
+    return typeof answer === 'function' ? answer(params ?? {}) : answer;
+  });
+  ds.getResource = getResource as unknown as DataSource['getResource'];
+  return { ds, getResource };
 }

@@ -1,0 +1,16 @@
+import React from 'react';
+import { QueryEditorProps } from '@grafana/data';
+
+import type { DataSource } from '../datasource';
+import { VllmDataSourceOptions, VllmQuery } from '../types';
+import { QueryEditor } from './QueryEditor';
+
+type Props = QueryEditorProps<DataSource, VllmQuery, VllmDataSourceOptions>;
+
+/**
+ * The annotation query editor is the query editor in annotation mode. Grafana fills a new annotation's query from
+ * annotationSupport.getDefaultQuery (preemption events), so there is nothing else to set up here.
+ */
+export function AnnotationQueryEditor(props: Props) {
+  return <QueryEditor {...props} annotationMode />;
+}
