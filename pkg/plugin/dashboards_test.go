@@ -314,8 +314,9 @@ func TestDashboardsAgainstFleet(t *testing.T) {
 	}
 }
 
-// interpolate does what Grafana's frontend does with "All" selected: a
-// filter entry "$var" becomes every value, and ${var:regex} an alternation.
+// interpolate does what the frontend (src/datasource.ts) does with "All"
+// selected: a filter entry "$var" becomes every value, and $var inside raw
+// PromQL an escaped regex alternation.
 func interpolate(t *testing.T, target json.RawMessage, values map[string][]string) json.RawMessage {
 	var q map[string]any
 	require.NoError(t, json.Unmarshal(target, &q))
@@ -334,10 +335,15 @@ func interpolate(t *testing.T, target json.RawMessage, values map[string][]strin
 			}
 			q[k] = out
 		case string:
-			q[k] = regexp.MustCompile(`\$\{(\w+):regex\}`).ReplaceAllStringFunc(vv, func(m string) string {
-				name := strings.TrimSuffix(strings.TrimPrefix(m, "${"), ":regex}")
-				quoted := make([]string, len(values[name]))
-				for i, x := range values[name] {
+			// Raw PromQL: as the frontend's promqlFormat does for several values.
+			q[k] = regexp.MustCompile(`\$\{?(\w+)\}?`).ReplaceAllStringFunc(vv, func(m string) string {
+				name := strings.Trim(m, "${}")
+				vals, ok := values[name]
+				if !ok {
+					return m // a built-in such as $__rate_interval, resolved by the backend
+				}
+				quoted := make([]string, len(vals))
+				for i, x := range vals {
 					// Regex-escaped, then escaped again for the PromQL string it lands in.
 					quoted[i] = strings.ReplaceAll(regexp.QuoteMeta(x), `\`, `\\`)
 				}
