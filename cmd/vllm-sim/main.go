@@ -16,6 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"strconv"
@@ -39,11 +40,12 @@ func main() {
 
 // options are the flags that are not part of sim.Config.
 type options struct {
-	configFile  string
-	targetsFile string
-	warmup      time.Duration
-	duration    time.Duration
-	layout      layout
+	configFile    string
+	targetsFile   string
+	advertiseHost string
+	warmup        time.Duration
+	duration      time.Duration
+	layout        layout
 }
 
 // layout is the flag form of the fleet's instances.
@@ -79,11 +81,28 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := announce(stdout, eps, opts.targetsFile); err != nil {
+	if err := announce(stdout, advertise(eps, opts.advertiseHost), opts.targetsFile); err != nil {
 		return err
 	}
 	<-ctx.Done()
 	return nil
+}
+
+// advertise replaces the host of each address with the one scrapers should
+// use (a container's service name when listening on 0.0.0.0), keeping the
+// port; an empty host keeps the listen addresses.
+func advertise(eps []sim.Endpoint, host string) []sim.Endpoint {
+	if host == "" {
+		return eps
+	}
+	out := make([]sim.Endpoint, len(eps))
+	for i, ep := range eps {
+		out[i] = ep
+		if _, port, err := net.SplitHostPort(ep.Addr); err == nil {
+			out[i].Addr = net.JoinHostPort(host, port)
+		}
+	}
+	return out
 }
 
 // announce prints the endpoints and writes the targets file.
@@ -130,6 +149,7 @@ func registerFleetFlags(fs *flag.FlagSet, cfg *sim.Config, o *options) {
 	l := &o.layout
 	fs.StringVar(&o.configFile, "config", "", "JSON fleet config; keys it sets override flags (see README)")
 	fs.StringVar(&o.targetsFile, "targets-file", "", "write a Prometheus file_sd targets JSON file here")
+	fs.StringVar(&o.advertiseHost, "advertise-host", "", "host written into the printed lines and the targets file instead of the listen address (e.g. the compose service name)")
 	fs.DurationVar(&o.warmup, "warmup", 0, "simulate this much time before serving, so metrics start non-empty")
 	fs.DurationVar(&o.duration, "duration", 0, "stop after this much wall time (0: run until interrupted)")
 	fs.IntVar(&l.instances, "instances", 4, "number of instances (vLLM servers, one port each)")

@@ -198,3 +198,24 @@ func generations(c sim.Config) []sim.Generation {
 	}
 	return out
 }
+
+func TestAdvertiseHost(t *testing.T) {
+	eps := []sim.Endpoint{{Addr: "[::]:8000"}, {Addr: "0.0.0.0:8001"}}
+	tests := []struct {
+		name, host string
+		want       []string
+	}{
+		{"keeps listen addresses", "", []string{"[::]:8000", "0.0.0.0:8001"}},
+		{"service name", "vllm-sim", []string{"vllm-sim:8000", "vllm-sim:8001"}},
+		{"IPv6 host", "fd00::1", []string{"[fd00::1]:8000", "[fd00::1]:8001"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := advertise(eps, tt.host)
+			for i, ep := range got {
+				require.Equal(t, tt.want[i], ep.Addr)
+			}
+			require.Equal(t, "[::]:8000", eps[0].Addr, "input not changed")
+		})
+	}
+}

@@ -378,29 +378,28 @@ func (s scrapeConfig) fileSDFiles() []string {
 	return files
 }
 
-// TestComposeRelabelsSimTargets runs the compose Prometheus config in the
-// real Prometheus with the targets vllm-sim writes when it listens on
-// 0.0.0.0 ("[::]:8000"), and checks they become the compose service name,
-// also in the instance label, while real addresses stay as they are.
-func TestComposeRelabelsSimTargets(t *testing.T) {
+// TestComposeSimAdvertisesServiceName: inside compose, vllm-sim listens on
+// 0.0.0.0, so its targets file must carry the service name Prometheus
+// reaches it by; the entrypoint passes VLLM_SIM_ADVERTISE_HOST on as
+// --advertise-host, and the compose Prometheus needs no relabelling.
+func TestComposeSimAdvertisesServiceName(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(t.TempDir(), "prometheus")
-	copyTree(t, repoPath(t, "deploy/prometheus"), dir)
-	cfgPath := filepath.Join(dir, "prometheus.compose.yml")
-	b, err := os.ReadFile(cfgPath)
+	p := loadCompose(t)
+	require.Equal(t, "vllm-sim", p.service(t, "vllm-sim").Environment["VLLM_SIM_ADVERTISE_HOST"])
+	cfg, err := os.ReadFile(repoPath(t, "deploy/prometheus/prometheus.compose.yml"))
 	require.NoError(t, err)
-	targets := filepath.Join(dir, "targets", "vllm.json")
-	require.Equal(t, 1, strings.Count(string(b), "/targets/vllm.json"))
-	writeFile(t, cfgPath, strings.Replace(string(b), "/targets/vllm.json", targets, 1))
-	writeFile(t, targets, `[{"targets": ["[::]:8000", "0.0.0.0:8001", "10.1.2.3:8000", "127.0.0.1:8002"]}]`)
+	require.NotContains(t, string(cfg), "relabel_configs")
 
-	prom := startPrometheus(t, cfgPath)
-	got := prom.waitForTargets(t, "vllm", 4)
-	want := map[string]string{
-		"vllm-sim:8000":  "http://vllm-sim:8000/metrics",
-		"vllm-sim:8001":  "http://vllm-sim:8001/metrics",
-		"10.1.2.3:8000":  "http://10.1.2.3:8000/metrics",
-		"127.0.0.1:8002": "http://127.0.0.1:8002/metrics",
+	targets := filepath.Join(t.TempDir(), "vllm.json")
+	startSimViaEntrypoint(t, targets, "VLLM_SIM_ADVERTISE_HOST=vllm-sim")
+	var groups []struct {
+		Targets []string `json:"targets"`
 	}
-	require.Equal(t, want, got)
+	b, err := os.ReadFile(targets)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &groups), "targets file: %s", b)
+	require.NotEmpty(t, groups)
+	for _, tg := range groups[0].Targets {
+		require.True(t, strings.HasPrefix(tg, "vllm-sim:"), "target %s", tg)
+	}
 }

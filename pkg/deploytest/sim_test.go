@@ -18,7 +18,7 @@ import (
 // deploy/docker/vllm-sim-entrypoint.sh with deploy/vllm-sim.flags, exactly
 // as the compose service does, except that it listens on 127.0.0.1 with
 // free ports. It returns once the targets file is written.
-func startSimViaEntrypoint(t *testing.T, targetsFile string) {
+func startSimViaEntrypoint(t *testing.T, targetsFile string, env ...string) {
 	t.Helper()
 	bin := t.TempDir()
 	out, ok := runTool(t, repoRoot(t), "go", "build", "-o", filepath.Join(bin, "vllm-sim"), "./cmd/vllm-sim")
@@ -35,6 +35,7 @@ func startSimViaEntrypoint(t *testing.T, targetsFile string) {
 		"VLLM_SIM_LISTEN=127.0.0.1",
 		"VLLM_SIM_BASE_PORT=0",
 	)
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	require.NoError(t, cmd.Start())
 	exited := make(chan struct{})
