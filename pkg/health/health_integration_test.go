@@ -1,7 +1,11 @@
+//go:build !mutation
+
+// The integration tier: the real Prometheus. scripts/mutation.sh sets the
+// mutation tag so each mutant runs only the unit tier.
+
 package health_test
 
 import (
-	"context"
 	"encoding/json"
 	"testing"
 	"time"
@@ -9,10 +13,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/stretchr/testify/require"
 
-	"github.com/inferops/vllm-datasource/pkg/health"
 	"github.com/inferops/vllm-datasource/pkg/internal/promtest"
-	"github.com/inferops/vllm-datasource/pkg/models"
-	"github.com/inferops/vllm-datasource/pkg/prom"
 )
 
 // TestCheckAgainstRealPrometheus runs the real Prometheus scraping fixture
@@ -89,14 +90,4 @@ func TestCheckPrefix(t *testing.T) {
 	res := check(t, srv.URL, `{"metricPrefix":"ray_vllm:"}`)
 	require.Equal(t, backend.HealthStatusError, res.Status)
 	require.Contains(t, res.Message, `no metric name starts with "ray_vllm:"`)
-}
-
-func check(t *testing.T, url, jsonData string) *backend.CheckHealthResult {
-	t.Helper()
-	ctx := context.Background()
-	s, err := models.LoadSettings(ctx, backend.DataSourceInstanceSettings{URL: url, JSONData: []byte(jsonData)})
-	require.NoError(t, err)
-	c, err := prom.New(prom.Options{URL: s.URL, HTTP: s.HTTPOptions})
-	require.NoError(t, err)
-	return health.Check(ctx, c, s, time.Now())
 }

@@ -1,7 +1,12 @@
+//go:build !mutation
+
+// The integration tier: real Prometheus scraping a simulated fleet. It runs
+// in every normal "go test"; scripts/mutation.sh sets the mutation tag so
+// each mutant runs only the unit tier (see README, Mutation score).
+
 package query_test
 
 import (
-	"context"
 	"encoding/json"
 	"math"
 	"sort"
@@ -14,39 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferops/vllm-datasource/pkg/internal/fleettest"
-	"github.com/inferops/vllm-datasource/pkg/models"
-	"github.com/inferops/vllm-datasource/pkg/prom"
-	"github.com/inferops/vllm-datasource/pkg/query"
 )
-
-// executor builds the production executor against a real Prometheus.
-func executor(t *testing.T, url string) *query.Executor {
-	t.Helper()
-	s, err := models.LoadSettings(context.Background(), backend.DataSourceInstanceSettings{URL: url, JSONData: []byte(`{"scrapeInterval":"1s"}`)})
-	require.NoError(t, err)
-	c, err := prom.New(prom.Options{URL: s.URL, HTTP: s.HTTPOptions})
-	require.NoError(t, err)
-	return &query.Executor{Prom: c, Settings: s, Detector: query.NewDetector(c, s.MetricPrefix, time.Now)}
-}
-
-func dq(ref, js string, from, to time.Time) backend.DataQuery {
-	return backend.DataQuery{RefID: ref, JSON: json.RawMessage(js), Interval: time.Second, MaxDataPoints: 1000,
-		TimeRange: backend.TimeRange{From: from, To: to}}
-}
-
-func run(t *testing.T, e *query.Executor, qs ...backend.DataQuery) *backend.QueryDataResponse {
-	t.Helper()
-	return e.QueryData(context.Background(), &backend.QueryDataRequest{Queries: qs})
-}
-
-// valueFrames returns frames by display name.
-func byName(frames data.Frames) map[string]*data.Frame {
-	out := map[string]*data.Frame{}
-	for _, f := range frames {
-		out[f.Name] = f
-	}
-	return out
-}
 
 // TestHotFleet runs every query type against real Prometheus scraping a
 // simulated fleet with one hot instance and checks the answers against the

@@ -1,0 +1,48 @@
+package query_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/stretchr/testify/require"
+
+	"github.com/inferops/vllm-datasource/pkg/models"
+	"github.com/inferops/vllm-datasource/pkg/prom"
+	"github.com/inferops/vllm-datasource/pkg/query"
+)
+
+// Helpers shared by the unit tier (replayed and faked Prometheus) and the
+// integration tier (integration_test.go, real Prometheus).
+
+// executor builds the production executor against a real Prometheus.
+func executor(t *testing.T, url string) *query.Executor {
+	t.Helper()
+	s, err := models.LoadSettings(context.Background(), backend.DataSourceInstanceSettings{URL: url, JSONData: []byte(`{"scrapeInterval":"1s"}`)})
+	require.NoError(t, err)
+	c, err := prom.New(prom.Options{URL: s.URL, HTTP: s.HTTPOptions})
+	require.NoError(t, err)
+	return &query.Executor{Prom: c, Settings: s, Detector: query.NewDetector(c, s.MetricPrefix, time.Now)}
+}
+
+func dq(ref, js string, from, to time.Time) backend.DataQuery {
+	return backend.DataQuery{RefID: ref, JSON: json.RawMessage(js), Interval: time.Second, MaxDataPoints: 1000,
+		TimeRange: backend.TimeRange{From: from, To: to}}
+}
+
+func run(t *testing.T, e *query.Executor, qs ...backend.DataQuery) *backend.QueryDataResponse {
+	t.Helper()
+	return e.QueryData(context.Background(), &backend.QueryDataRequest{Queries: qs})
+}
+
+// valueFrames returns frames by display name.
+func byName(frames data.Frames) map[string]*data.Frame {
+	out := map[string]*data.Frame{}
+	for _, f := range frames {
+		out[f.Name] = f
+	}
+	return out
+}
