@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bytes"
+	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -138,26 +140,77 @@ func TestRunTokenFileWinsAndMustExist(t *testing.T) {
 	require.ErrorContains(t, err, "token file")
 }
 
-// TestNoGPUExitsNonZero runs the real main() without --simulate: on a
-// machine without the NVIDIA driver it must exit 1 naming the library.
+// TestNoGPUExitsNonZero runs the real main() without --simulate and decides
+// from what the agent says, never from how long it runs: an agent that
+// exits must exit 1 naming the NVML library and --simulate; an agent that
+// says it listens must be reading NVML and serve the GPUs NVML reports, so
+// on a machine without the NVIDIA driver serving at all fails the test.
 func TestNoGPUExitsNonZero(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "--listen", "127.0.0.1:0")
 	cmd.Env = append(os.Environ(), "VLLM_NODE_AGENT_RUN_MAIN=1")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	pipe, err := cmd.StderrPipe()
+	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		var exit *exec.ExitError
-		require.ErrorAs(t, err, &exit)
-		require.Equal(t, 1, exit.ExitCode())
-		require.Contains(t, stderr.String(), "libnvidia-ml.so.1")
-		require.Contains(t, stderr.String(), "--simulate")
-	case <-time.After(5 * time.Second):
-		_ = cmd.Process.Kill()
-		<-done
-		t.Skipf("NVML is present here, the agent started: %s", stderr.String())
+	var said strings.Builder
+	listening := ""
+	sc := bufio.NewScanner(pipe)
+	for sc.Scan() {
+		said.WriteString(sc.Text() + "\n")
+		if strings.Contains(sc.Text(), "vllm-node-agent listening") {
+			listening = sc.Text()
+			break
+		}
 	}
+	if listening != "" {
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		requireServesNVML(t, listening)
+		return
+	}
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, "the agent said: %s", said.String())
+	require.Equal(t, 1, exit.ExitCode())
+	require.Contains(t, said.String(), "libnvidia-ml.so.1")
+	require.Contains(t, said.String(), "--simulate")
+}
+
+// requireServesNVML checks an agent that started without --simulate: it
+// reads NVML, and NVML gave it real GPUs.
+func requireServesNVML(t *testing.T, listening string) {
+	t.Helper()
+	require.Contains(t, listening, "source=nvml", "without --simulate the agent reads NVML or exits")
+	lib, ok := findNVML()
+	require.True(t, ok, "the agent serves, but this machine has no libnvidia-ml.so.1: it must exit 1 instead")
+	t.Logf("NVML is here (%s): the agent serves", lib)
+	m := regexp.MustCompile(`addr=(\S+)`).FindStringSubmatch(listening)
+	require.Len(t, m, 2, listening)
+	code, body := getStatus(t, "http://"+m[1]+"/v1/gpus", "")
+	require.Equal(t, http.StatusOK, code, string(body))
+	var rep agent.Report
+	require.NoError(t, json.Unmarshal(body, &rep))
+	require.NotEmpty(t, rep.GPUs, "an agent serving NVML without GPUs: %s", body)
+	for _, g := range rep.GPUs {
+		require.True(t, strings.HasPrefix(g.UUID, "GPU-"), "NVML UUIDs start with GPU-: %q", g.UUID)
+	}
+}
+
+// findNVML looks for the NVIDIA management library where the dynamic loader
+// would find it: the loader's cache, LD_LIBRARY_PATH and the usual folders.
+func findNVML() (string, bool) {
+	const lib = "libnvidia-ml.so.1"
+	for _, ldconfig := range []string{"/sbin/ldconfig", "/usr/sbin/ldconfig"} {
+		if out, err := exec.Command(ldconfig, "-p").Output(); err == nil && strings.Contains(string(out), lib) {
+			return ldconfig + " -p", true
+		}
+	}
+	dirs := filepath.SplitList(os.Getenv("LD_LIBRARY_PATH"))
+	dirs = append(dirs, "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib",
+		"/usr/local/nvidia/lib64", "/usr/local/nvidia/lib", "/usr/local/cuda/lib64")
+	for _, d := range dirs {
+		p := filepath.Join(d, lib)
+		if _, err := os.Stat(p); err == nil {
+			return p, true
+		}
+	}
+	return "", false
 }
