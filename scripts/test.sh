@@ -27,6 +27,24 @@ apt_install prometheus
 step "go modules"
 go mod download
 
+step "C toolchain (gcc: the node agent's NVML tests need cgo)"
+# Without a C compiler the go command turns cgo off, and the NVML tests
+# (//go:build cgo) report "no test files" instead of running: install gcc, or
+# stop here and say so.
+command -v gcc >/dev/null 2>&1 || apt_install gcc libc6-dev || true
+if ! command -v gcc >/dev/null 2>&1; then
+	echo "gcc is missing and could not be installed (apt-get install gcc libc6-dev): the NVML tests need cgo" >&2
+	exit 1
+fi
+if [ "$(go env CGO_ENABLED)" != "1" ]; then
+	echo "cgo is off (CGO_ENABLED=$(go env CGO_ENABLED)): the NVML tests would not run; unset CGO_ENABLED" >&2
+	exit 1
+fi
+if [ -z "$(go list -f '{{join .TestGoFiles " "}}' ./pkg/nodeagent/nvmlsource)" ]; then
+	echo "pkg/nodeagent/nvmlsource has no test files in this build: the NVML tests would silently drop out" >&2
+	exit 1
+fi
+
 step "go vet"
 go vet ./pkg/... ./cmd/...
 

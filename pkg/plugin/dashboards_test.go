@@ -3,6 +3,7 @@ package plugin_test
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -285,7 +286,7 @@ func TestDashboardsAgainstFleet(t *testing.T) {
 				t.Run(fmt.Sprintf("%s/%s/%d", d.UID, p.Title, i), func(t *testing.T) {
 					r := run(t, "A", tg, nil)
 					require.NoError(t, r.Error, path)
-					require.True(t, hasData(r.Frames), "panel %q returned no data", p.Title)
+					require.Positive(t, finiteValues(r.Frames), "dashboard %q panel %q target %d returned no finite value: %s", d.Title, p.Title, i, tg)
 				})
 			}
 		}
@@ -305,7 +306,7 @@ func TestDashboardsAgainstFleet(t *testing.T) {
 			t.Run("alert/"+rule.title, func(t *testing.T) {
 				r := run(t, "A", q, map[string]string{backend.FromAlertHeaderName: "true"})
 				require.NoError(t, r.Error)
-				require.True(t, hasData(r.Frames))
+				require.Positive(t, finiteValues(r.Frames), "alert %q query returned no finite value: %s", rule.title, q)
 				for _, f := range r.Frames {
 					require.Equal(t, data.FrameTypeTimeSeriesMulti, f.Meta.Type)
 				}
@@ -356,11 +357,29 @@ func interpolate(t *testing.T, target json.RawMessage, values map[string][]strin
 	return out
 }
 
-func hasData(frames data.Frames) bool {
+// finiteValues counts the finite numbers in the value fields of frames: a
+// panel whose series are empty or NaN-only draws nothing, however many rows
+// its frames have.
+func finiteValues(frames data.Frames) int {
+	n := 0
 	for _, f := range frames {
-		if f.Rows() > 0 {
-			return true
+		for _, fld := range f.Fields {
+			for i := 0; i < fld.Len(); i++ {
+				if v, ok := fld.ConcreteAt(i); ok && isFinite(v) {
+					n++
+				}
+			}
 		}
+	}
+	return n
+}
+
+func isFinite(v any) bool {
+	switch x := v.(type) {
+	case float64:
+		return !math.IsNaN(x) && !math.IsInf(x, 0)
+	case float32:
+		return !math.IsNaN(float64(x)) && !math.IsInf(float64(x), 0)
 	}
 	return false
 }

@@ -45,27 +45,48 @@ type recording struct {
 	From, To  time.Time
 	Names     []string
 	Responses map[string]json.RawMessage // key: kind + "\x00" + expr
+	// Requests holds, per answer, the range it was asked for: start, end
+	// and step of a range query; the evaluation time (as Start and End) of
+	// an instant query.
+	Requests map[string]sent
 }
 
-// replay is a Prometheus that answers from a recording.
+// sent is the time range of one request to Prometheus.
+type sent struct {
+	Start, End time.Time
+	Step       time.Duration
+}
+
+// replay is a Prometheus that answers from a recording, and only when asked
+// for the recorded expression over the recorded range.
 type replay struct{ rec recording }
 
-func (r replay) get(kind, expr string, into any) error {
-	raw, ok := r.rec.Responses[kind+"\x00"+expr]
+func (r replay) get(kind, expr string, asked sent, into any) error {
+	key := kind + "\x00" + expr
+	raw, ok := r.rec.Responses[key]
 	if !ok {
 		return fmt.Errorf("no recorded %s response for %s", kind, expr)
+	}
+	want, ok := r.rec.Requests[key]
+	if !ok {
+		return fmt.Errorf("the recording has no request range for %s %s", kind, expr)
+	}
+	if !asked.Start.Equal(want.Start) || !asked.End.Equal(want.End) || asked.Step != want.Step {
+		return fmt.Errorf("%s query %s: asked for start %s end %s step %s; the recorded answer is for start %s end %s step %s",
+			kind, expr, asked.Start.UTC().Format(time.RFC3339Nano), asked.End.UTC().Format(time.RFC3339Nano), asked.Step,
+			want.Start.UTC().Format(time.RFC3339Nano), want.End.UTC().Format(time.RFC3339Nano), want.Step)
 	}
 	return json.Unmarshal(raw, into)
 }
 
-func (r replay) Query(_ context.Context, expr string, _ time.Time) (model.Vector, []string, error) {
+func (r replay) Query(_ context.Context, expr string, ts time.Time) (model.Vector, []string, error) {
 	var v model.Vector
-	return v, nil, r.get("instant", expr, &v)
+	return v, nil, r.get("instant", expr, sent{Start: ts, End: ts}, &v)
 }
 
-func (r replay) QueryRange(_ context.Context, expr string, _ v1.Range) (model.Matrix, []string, error) {
+func (r replay) QueryRange(_ context.Context, expr string, rg v1.Range) (model.Matrix, []string, error) {
 	var m model.Matrix
-	return m, nil, r.get("range", expr, &m)
+	return m, nil, r.get("range", expr, sent{Start: rg.Start, End: rg.End, Step: rg.Step}, &m)
 }
 
 func (r replay) MetricNames(context.Context, string, time.Time, time.Time) ([]string, error) {
@@ -79,22 +100,23 @@ type recorder struct {
 	rec *recording
 }
 
-func (r *recorder) keep(kind, expr string, v any) {
+func (r *recorder) keep(kind, expr string, asked sent, v any) {
 	b, _ := json.Marshal(v)
 	r.mu.Lock()
 	r.rec.Responses[kind+"\x00"+expr] = b
+	r.rec.Requests[kind+"\x00"+expr] = asked
 	r.mu.Unlock()
 }
 
 func (r *recorder) Query(ctx context.Context, expr string, ts time.Time) (model.Vector, []string, error) {
 	v, w, err := r.Prometheus.Query(ctx, expr, ts)
-	r.keep("instant", expr, v)
+	r.keep("instant", expr, sent{Start: ts, End: ts}, v)
 	return v, w, err
 }
 
 func (r *recorder) QueryRange(ctx context.Context, expr string, rg v1.Range) (model.Matrix, []string, error) {
 	m, w, err := r.Prometheus.QueryRange(ctx, expr, rg)
-	r.keep("range", expr, m)
+	r.keep("range", expr, sent{Start: rg.Start, End: rg.End, Step: rg.Step}, m)
 	return m, w, err
 }
 
@@ -156,7 +178,7 @@ func recordFleet(t *testing.T, fleet, path string) {
 	env := fleettest.Start(t, goldenFleets[fleet](5))
 	env.Prom.WaitForSeries(t, `count_over_time(vllm:num_requests_running[1m]) >= 25`, 1, 90*time.Second)
 	to := time.Now().Truncate(time.Second)
-	rec := &recording{From: to.Add(-20 * time.Second), To: to, Responses: map[string]json.RawMessage{}}
+	rec := &recording{From: to.Add(-20 * time.Second), To: to, Responses: map[string]json.RawMessage{}, Requests: map[string]sent{}}
 	real := executor(t, env.Prom.URL)
 	r := &recorder{Prometheus: real.Prom, rec: rec}
 	e := &query.Executor{Prom: r, Settings: goldenSettings(), Detector: query.NewDetector(r, "vllm:", time.Now)}

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Mutation score of the packages whose tests state what the code means.
+#
+#   bash scripts/mutation.sh                    # all six packages (the full run)
+#   bash scripts/mutation.sh pkg/vllm pkg/frames  # some of them
+#
+# Installs gremlins (github.com/go-gremlins/gremlins, from the Go module
+# proxy) into the project's cache, mutates each package's code one change at
+# a time, runs that package's unit tests against each mutant, and prints a
+# table of killed / lived / not covered per package. Each mutant runs the unit
+# tier only: the build tag "mutation" leaves out the integration tests that
+# start a real Prometheus (pkg/query, pkg/health); those run in the normal
+# suite (scripts/test.sh) instead.
+#
+# Mutants listed in scripts/mutation-equivalent.txt (file:line:column TYPE,
+# with the reason) cannot change behaviour and are left out of the score.
+# Exits non-zero when a package scores below MUTATION_THRESHOLD (default 90).
+#
+# Environment: MUTATION_WORKERS (default 1: the machine has two cores, shared),
+# MUTATION_TIMEOUT seconds per package (default 1800), MUTATION_OUT (a folder
+# that keeps the JSON reports; default a temporary one).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+GREMLINS_VERSION=v0.6.0
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/inferops-vllm"
+bin="$cache/bin"
+gremlins="$bin/gremlins-$GREMLINS_VERSION"
+if [ ! -x "$gremlins" ]; then
+	echo "installing gremlins $GREMLINS_VERSION into $bin"
+	mkdir -p "$bin"
+	GOBIN="$bin" go install "github.com/go-gremlins/gremlins/cmd/gremlins@$GREMLINS_VERSION"
+	mv "$bin/gremlins" "$gremlins"
+fi
+
+pkgs=("$@")
+if [ ${#pkgs[@]} -eq 0 ]; then
+	pkgs=(pkg/vllm pkg/query pkg/interval pkg/frames pkg/health pkg/models)
+fi
+out="${MUTATION_OUT:-}"
+if [ -z "$out" ]; then
+	out=$(mktemp -d)
+	trap 'rm -rf "$out"' EXIT
+fi
+mkdir -p "$out"
+workers="${MUTATION_WORKERS:-1}"
+limit="${MUTATION_TIMEOUT:-1800}"
+
+reports=()
+for p in "${pkgs[@]}"; do
+	p="${p#./}"
+	p="${p%/}"
+	name=$(echo "$p" | tr '/' '_')
+	echo "==> mutating $p (workers $workers, at most ${limit}s)"
+	# --timeout-coefficient: the unit tests of a mutant may take several times
+	# the coverage run on a busy machine before the mutant counts as timed out.
+	# -vet=off: each mutant is one go test; vet adds nothing the compiler and
+	# the tests do not, and costs a second pass over every package.
+	if ! GOFLAGS="${GOFLAGS:+$GOFLAGS }-vet=off" timeout "$limit" nice -n 10 "$gremlins" unleash --silent --tags mutation --workers "$workers" \
+		--timeout-coefficient 5 --output "$out/$name.json" "./$p"; then
+		echo "gremlins failed or ran past ${limit}s on $p" >&2
+		exit 1
+	fi
+	reports+=("$p=$out/$name.json")
+done
+
+go run ./scripts/mutationscore -equivalent scripts/mutation-equivalent.txt \
+	-threshold "${MUTATION_THRESHOLD:-90}" "${reports[@]}"
