@@ -140,9 +140,22 @@ func goldenSettings() models.Settings {
 	return models.Settings{ScrapeInterval: time.Second, InstanceLabel: "instance", MetricPrefix: "vllm:"}
 }
 
-func goldenRequest(rec recording) *backend.QueryDataRequest {
+// rankGoldenQueries pin top-k for every rankBy and every aggregation. They
+// have recordings of their own (rank_<fleet>.json), so recording them left
+// the recordings of goldenQueries as they were.
+var rankGoldenQueries = map[string]string{
+	"topk_waiting_avg":         `{"queryType":"topk","k":2,"rankBy":"waiting","aggregation":"avg"}`,
+	"topk_waiting_last":        `{"queryType":"topk","k":2,"rankBy":"waiting","aggregation":"last"}`,
+	"topk_running_avg":         `{"queryType":"topk","k":2,"rankBy":"running","aggregation":"avg"}`,
+	"topk_kv_usage_max":        `{"queryType":"topk","k":2,"rankBy":"kv_usage"}`,
+	"topk_wait_p99_avg":        `{"queryType":"topk","k":2,"rankBy":"wait_p99","aggregation":"avg"}`,
+	"topk_preemption_rate_max": `{"queryType":"topk","k":2,"rankBy":"preemption_rate"}`,
+	"topk_engine_running_last": `{"queryType":"topk","k":3,"rankBy":"running","aggregation":"last","grouping":"instance_engine"}`,
+}
+
+func goldenRequest(rec recording, queries map[string]string) *backend.QueryDataRequest {
 	req := &backend.QueryDataRequest{}
-	for name, js := range goldenQueries {
+	for name, js := range queries {
 		q := dq(name, js, rec.From, rec.To)
 		req.Queries = append(req.Queries, q)
 	}
@@ -152,11 +165,20 @@ func goldenRequest(rec recording) *backend.QueryDataRequest {
 // TestGoldenFrames replays recorded Prometheus answers for V1, V0 and mixed
 // fleets through the executor and compares every frame with its golden file.
 func TestGoldenFrames(t *testing.T) {
+	checkGoldens(t, "", goldenQueries)
+}
+
+// TestRankGoldenFrames does the same for every rankBy and aggregation.
+func TestRankGoldenFrames(t *testing.T) {
+	checkGoldens(t, "rank_", rankGoldenQueries)
+}
+
+func checkGoldens(t *testing.T, set string, queries map[string]string) {
 	for fleet := range goldenFleets {
 		t.Run(fleet, func(t *testing.T) {
-			path := filepath.Join("testdata", "recorded", fleet+".json")
+			path := filepath.Join("testdata", "recorded", set+fleet+".json")
 			if *record {
-				recordFleet(t, fleet, path)
+				recordFleet(t, fleet, path, queries)
 			}
 			raw, err := os.ReadFile(path)
 			require.NoError(t, err, "recordings are committed; make new ones with -record")
@@ -164,8 +186,8 @@ func TestGoldenFrames(t *testing.T) {
 			require.NoError(t, json.Unmarshal(raw, &rec))
 			p := replay{rec: rec}
 			e := &query.Executor{Prom: p, Settings: goldenSettings(), Detector: query.NewDetector(p, "vllm:", func() time.Time { return rec.To })}
-			resp := e.QueryData(context.Background(), goldenRequest(rec))
-			for name := range goldenQueries {
+			resp := e.QueryData(context.Background(), goldenRequest(rec, queries))
+			for name := range queries {
 				dr := resp.Responses[name]
 				require.NoError(t, dr.Error, name)
 				experimental.CheckGoldenJSONResponse(t, filepath.Join("testdata", "golden"), fleet+"_"+name, &dr, *update)
@@ -174,7 +196,7 @@ func TestGoldenFrames(t *testing.T) {
 	}
 }
 
-func recordFleet(t *testing.T, fleet, path string) {
+func recordFleet(t *testing.T, fleet, path string, queries map[string]string) {
 	env := fleettest.Start(t, goldenFleets[fleet](5))
 	env.Prom.WaitForSeries(t, `count_over_time(vllm:num_requests_running[1m]) >= 25`, 1, 90*time.Second)
 	to := time.Now().Truncate(time.Second)
@@ -182,7 +204,7 @@ func recordFleet(t *testing.T, fleet, path string) {
 	real := executor(t, env.Prom.URL)
 	r := &recorder{Prometheus: real.Prom, rec: rec}
 	e := &query.Executor{Prom: r, Settings: goldenSettings(), Detector: query.NewDetector(r, "vllm:", time.Now)}
-	resp := e.QueryData(context.Background(), goldenRequest(*rec))
+	resp := e.QueryData(context.Background(), goldenRequest(*rec, queries))
 	for name, dr := range resp.Responses {
 		require.NoError(t, dr.Error, name)
 	}
