@@ -20,6 +20,8 @@ import (
 type namesOnly struct {
 	names  []string
 	series []model.Metric
+	// asked receives the time range of the name lookup, when set.
+	asked *[2]time.Time
 }
 
 func (namesOnly) Host() string { return "prom:9090" }
@@ -28,7 +30,10 @@ func (namesOnly) BuildInfo(context.Context) (v1.BuildinfoResult, error) {
 	return v1.BuildinfoResult{Version: "2.42.0"}, nil
 }
 
-func (p namesOnly) MetricNames(context.Context, string, time.Time, time.Time) ([]string, error) {
+func (p namesOnly) MetricNames(_ context.Context, _ string, start, end time.Time) ([]string, error) {
+	if p.asked != nil {
+		*p.asked = [2]time.Time{start, end}
+	}
 	return p.names, nil
 }
 
@@ -75,4 +80,16 @@ func TestGenerationFallback(t *testing.T) {
 			require.Equal(t, tt.want, d.Generation)
 		})
 	}
+}
+
+// TestCheckLooksBackOneHour: the metric-name lookup covers the hour before
+// the check, so a fleet that scraped recently is found and a huge TSDB is
+// not searched whole.
+func TestCheckLooksBackOneHour(t *testing.T) {
+	var asked [2]time.Time
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	p := namesOnly{names: []string{"vllm:kv_cache_usage_perc"}, series: []model.Metric{{"instance": "a", "engine": "0", "model_name": "m"}}, asked: &asked}
+	res := health.Check(context.Background(), p, models.Settings{InstanceLabel: "instance", MetricPrefix: "vllm:"}, now)
+	require.Equal(t, backend.HealthStatusOk, res.Status, res.Message)
+	require.Equal(t, [2]time.Time{now.Add(-time.Hour), now}, asked)
 }
