@@ -2,7 +2,8 @@
 # The whole test suite, from a machine that has never seen the project:
 # installs what it needs (Prometheus and Chromium from Debian, Go modules,
 # npm packages), then runs Go vet and tests (unit, real-Prometheus
-# integration, go-plugin host tests, short fuzzing), the backend build,
+# integration, go-plugin host tests, short fuzzing, the mutation score of
+# pkg/vllm, pkg/health and pkg/frames), the backend build,
 # and the frontend's typecheck, lint, jest, build and browser check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -64,6 +65,11 @@ step "fuzz (a few seconds each, seed corpus of nasty cases)"
 go test -run '^$' -fuzz '^FuzzParseQuery$' -fuzztime 5s ./pkg/models/
 go test -run '^$' -fuzz '^FuzzBuilders$' -fuzztime 5s ./pkg/vllm/
 go test -run '^$' -fuzz '^FuzzCompute$' -fuzztime 5s ./pkg/interval/
+
+step "mutation score (unit tiers of pkg/vllm, pkg/health, pkg/frames; the full run is scripts/mutation.sh)"
+# The packages whose unit tests take well under a second each; pkg/query,
+# pkg/interval and pkg/models are in the full run (see README, Mutation score).
+MUTATION_WORKERS="${MUTATION_WORKERS:-2}" bash scripts/mutation.sh pkg/vllm pkg/health pkg/frames
 
 step "backend build (mage build:linux)"
 go run github.com/magefile/mage -v build:linux
