@@ -35,3 +35,13 @@ func TestHasSignalByEitherName(t *testing.T) {
 		})
 	}
 }
+
+// TestGPUSeriesAllInstances: without instances the agent gauges are not
+// filtered at all (vllm_instance=~"" would drop every mapped GPU).
+func TestGPUSeriesAllInstances(t *testing.T) {
+	for _, vs := range allSelectors(t, Builder{Prefix: "vllm:", InstanceLabel: "instance"}.GPUSeries(nil)) {
+		for _, m := range vs.LabelMatchers {
+			require.NotEqual(t, "vllm_instance", m.Name, "%s", vs)
+		}
+	}
+}
