@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/promql/parser"
 	"github.com/stretchr/testify/require"
 
@@ -138,4 +139,39 @@ func hasCall(e parser.Expr, name string) bool {
 		return nil
 	})
 	return found
+}
+
+// TestWaitTimeQuantiles: each requested quantile reaches histogram_quantile
+// exactly as given, tagged with its name.
+func TestWaitTimeQuantiles(t *testing.T) {
+	b := Builder{Prefix: "vllm:", InstanceLabel: "instance"}
+	e := parse(t, b.WaitTime("ttft", []float64{0.5, 0.99, 0.999}, false, models.GroupModel, models.Filters{}, "1m0s"))
+	var got []string
+	parser.Inspect(e, func(n parser.Node, _ []parser.Node) error {
+		if c, ok := n.(*parser.Call); ok && c.Func.Name == "histogram_quantile" {
+			got = append(got, c.Args[0].String())
+		}
+		return nil
+	})
+	require.Equal(t, []string{"0.5", "0.99", "0.999"}, got)
+	for _, name := range []string{`"p50"`, `"p99"`, `"p99.9"`, `"mean"`} {
+		require.Contains(t, e.String(), name)
+	}
+}
+
+// TestPreemptionEventsSameStart: bursts that start together are ordered by
+// instance, then engine.
+func TestPreemptionEventsSameStart(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 0).UTC()
+	step := 10 * time.Second
+	got := PreemptionEvents([]*model.SampleStream{
+		stream("preemptions", "b", "0", t0, step, 0, 1),
+		stream("preemptions", "a", "1", t0, step, 0, 1),
+		stream("preemptions", "a", "0", t0, step, 0, 1),
+	}, "instance", step)
+	var order []string
+	for _, e := range got {
+		order = append(order, e.Instance+"/"+e.Engine)
+	}
+	require.Equal(t, []string{"a/0", "a/1", "b/0"}, order)
 }
