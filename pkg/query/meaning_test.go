@@ -300,3 +300,86 @@ func TestTopKTableNamesFailingAgents(t *testing.T) {
 	require.Contains(t, texts[0], "http://dead:9400")
 	require.Contains(t, texts[0], "connection refused")
 }
+
+// TestAlertRequestsRejectVariables: only a request from Grafana's alerting
+// engine (the FromAlert header, raw or forwarded) rejects dashboard
+// variables it cannot have replaced; a dashboard request passes them on.
+func TestAlertRequestsRejectVariables(t *testing.T) {
+	now := time.Now()
+	q := dq("A", `{"queryType":"queue","models":["$model"]}`, now.Add(-time.Hour), now)
+	tests := []struct {
+		name    string
+		headers map[string]string
+		alert   bool
+	}{
+		{name: "dashboard", headers: nil},
+		{name: "other header", headers: map[string]string{"X-Other": "true"}},
+		{name: "alert", headers: map[string]string{backend.FromAlertHeaderName: "true"}, alert: true},
+		{name: "alert forwarded", headers: map[string]string{"http_" + backend.FromAlertHeaderName: "true"}, alert: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := scriptedExecutor(&scripted{})
+			r := e.QueryData(context.Background(), &backend.QueryDataRequest{Headers: tt.headers, Queries: []backend.DataQuery{q}}).Responses["A"]
+			if !tt.alert {
+				require.NoError(t, r.Error)
+				return
+			}
+			require.ErrorContains(t, r.Error, "models holds $model")
+			require.Equal(t, backend.ErrorSourceDownstream, r.ErrorSource)
+		})
+	}
+}
+
+// TestDuplicateQueriesShareTheAnswer: identical queries in one request are
+// fetched once and every one of them gets the answer, not just the first.
+func TestDuplicateQueriesShareTheAnswer(t *testing.T) {
+	release := make(chan struct{})
+	p := &scripted{matrix: func(string, v1.Range) model.Matrix {
+		<-release // hold the first fetch until the duplicates wait on it
+		return model.Matrix{{Metric: model.Metric{"instance": "a", "__signal__": "waiting"},
+			Values: []model.SamplePair{{Timestamp: 0, Value: 7}}}}
+	}}
+	e := scriptedExecutor(p)
+	now := time.Now()
+	var qs []backend.DataQuery
+	for _, ref := range []string{"A", "B", "C"} {
+		qs = append(qs, dq(ref, `{"queryType":"queue"}`, now.Add(-time.Hour), now))
+	}
+	done := make(chan *backend.QueryDataResponse)
+	go func() { done <- run(t, e, qs...) }()
+	for {
+		p.mu.Lock()
+		n := len(p.ranges)
+		p.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	resp := <-done
+	require.Len(t, p.ranges, 1, "one round trip")
+	for _, ref := range []string{"A", "B", "C"} {
+		require.NoError(t, resp.Responses[ref].Error, ref)
+		require.Equal(t, []float64{7}, floats(resp.Responses[ref].Frames), ref)
+	}
+}
+
+// TestDuplicateRankingsShareTheAnswer: the same for topk's instant ranking
+// query.
+func TestDuplicateRankingsShareTheAnswer(t *testing.T) {
+	e := scriptedExecutor(&scripted{instant: func(string, time.Time) model.Vector {
+		return rankingAnswer(map[string]float64{"a": 2, "b": 5})
+	}})
+	now := time.Now()
+	resp := run(t, e,
+		dq("A", `{"queryType":"topk","format":"table"}`, now.Add(-time.Hour), now),
+		dq("B", `{"queryType":"topk","format":"table"}`, now.Add(-time.Hour), now),
+	)
+	for _, ref := range []string{"A", "B"} {
+		require.NoError(t, resp.Responses[ref].Error, ref)
+		_, got := rankTable(t, resp.Responses[ref].Frames)
+		require.Equal(t, []string{"b", "a"}, got, ref)
+	}
+}
