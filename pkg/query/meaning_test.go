@@ -3,6 +3,7 @@ package query_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"github.com/inferops/vllm-datasource/pkg/agent"
 	"github.com/inferops/vllm-datasource/pkg/models"
 	"github.com/inferops/vllm-datasource/pkg/query"
+	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
 // scripted is a Prometheus for unit tests of the executor's own logic: it
@@ -262,9 +264,13 @@ func TestTopKRanksNaNLast(t *testing.T) {
 // failingAgents answers for one agent and fails another.
 type failingAgents struct{}
 
-func (failingAgents) Fetch(_ context.Context, urls []string) agent.Result {
+func (failingAgents) Fetch(ctx context.Context, urls []string) agent.Result {
 	res := agent.Result{Time: time.Now()}
 	for _, u := range urls {
+		if ctx.Err() != nil {
+			res.Errors = append(res.Errors, &agent.AgentError{URL: u, Err: ctx.Err()})
+			continue
+		}
 		if strings.Contains(u, "dead") {
 			res.Errors = append(res.Errors, &agent.AgentError{URL: u, Err: errors.New("connection refused")})
 			continue
@@ -381,5 +387,61 @@ func TestDuplicateRankingsShareTheAnswer(t *testing.T) {
 		require.NoError(t, resp.Responses[ref].Error, ref)
 		_, got := rankTable(t, resp.Responses[ref].Frames)
 		require.Equal(t, []string{"b", "a"}, got, ref)
+	}
+}
+
+// TestTopKTableDiscoversAgents: without a static list the agents come from
+// the targets of the configured Prometheus job, and their GPUs join the table.
+func TestTopKTableDiscoversAgents(t *testing.T) {
+	p := &scripted{instant: func(expr string, _ time.Time) model.Vector {
+		if strings.Contains(expr, `up{job="vllm-node-agent"}`) {
+			return model.Vector{{Metric: model.Metric{"instance": "live:9400"}, Value: 1}}
+		}
+		return rankingAnswer(map[string]float64{"a": 3})
+	}}
+	e := scriptedExecutor(p)
+	e.Agents = failingAgents{}
+	e.Settings.Agents = models.AgentSettings{Job: "vllm-node-agent", Timeout: time.Second}
+	now := time.Now()
+	r := run(t, e, dq("A", `{"queryType":"topk","format":"table"}`, now.Add(-time.Hour), now)).Responses["A"]
+	require.NoError(t, r.Error)
+	table, _ := rankTable(t, r.Frames)
+	idx := fieldIndex(table, "gpus")
+	require.GreaterOrEqual(t, idx, 0, "the discovered agent's GPU columns are there")
+	require.Equal(t, int64(1), *(table.Fields[idx].At(0).(*int64)))
+	require.Empty(t, table.Meta.Notices)
+}
+
+// TestWaitBelowSmallestBucket: a quantile under the smallest bucket boundary
+// is flagged as interpolated; one exactly at the boundary is measured.
+func TestWaitBelowSmallestBucket(t *testing.T) {
+	tests := []struct {
+		value  float64
+		notice bool
+	}{
+		{value: 0.29, notice: true},
+		{value: 0.3},
+		{value: 0},
+		{value: math.NaN()},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.value), func(t *testing.T) {
+			p := &scripted{matrix: func(string, v1.Range) model.Matrix {
+				return model.Matrix{{Metric: model.Metric{vllm.SignalLabel: "p50"}, Values: []model.SamplePair{{Timestamp: 0, Value: model.SampleValue(tt.value)}}}}
+			}}
+			now := time.Now()
+			r := run(t, scriptedExecutor(p), dq("A", `{"queryType":"waitTime","live":true}`, now.Add(-time.Hour), now)).Responses["A"]
+			require.NoError(t, r.Error)
+			var texts []string
+			for _, n := range r.Frames[0].Meta.Notices {
+				texts = append(texts, n.Text)
+			}
+			if tt.notice {
+				require.Len(t, texts, 1)
+				require.Contains(t, texts[0], "Some p50 values are below 0.3s")
+			} else {
+				require.Empty(t, texts)
+			}
+		})
 	}
 }
