@@ -119,3 +119,22 @@ func TestRankTable(t *testing.T) {
 	f = RankTable(rows, false, "kv_usage", "percentunit", "")
 	require.Equal(t, []string{"rank", "instance", "model", "engines", "kv_usage"}, names(f))
 }
+
+// TestTimeSeriesSameNameOrderedByLabels: series that share a display name
+// (a legend that leaves out what tells them apart) are ordered by their
+// labels, so panels keep their colours from one refresh to the next.
+func TestTimeSeriesSameNameOrderedByLabels(t *testing.T) {
+	ts := model.Time(1_700_000_000_000)
+	stream := func(inst string) *model.SampleStream {
+		return &model.SampleStream{Metric: model.Metric{"instance": model.LabelValue(inst), "model_name": "m"},
+			Values: []model.SamplePair{{Timestamp: ts, Value: 1}}}
+	}
+	fs := TimeSeries(model.Matrix{stream("c"), stream("a"), stream("b")},
+		SeriesOptions{Legend: "{{model_name}}", GroupLabels: []string{"instance"}})
+	var order []string
+	for _, f := range fs {
+		require.Equal(t, "m", f.Name)
+		order = append(order, f.Fields[1].Labels["instance"])
+	}
+	require.Equal(t, []string{"a", "b", "c"}, order)
+}
