@@ -39,12 +39,13 @@ type Datasource struct {
 	executor    *query.Executor
 	now         func() time.Time
 	life        *lifecycle
+	redact      redactor
 }
 
 // NewDatasource is the instance factory Grafana's SDK calls when a data
 // source is created or its settings change.
 func NewDatasource(ctx context.Context, s backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
-	ds := &Datasource{now: time.Now, life: newLifecycle()}
+	ds := &Datasource{now: time.Now, life: newLifecycle(), redact: newRedactor(s)}
 	ds.settings, ds.settingsErr = models.LoadSettings(ctx, s)
 	if ds.settingsErr != nil {
 		return ds, nil
@@ -78,7 +79,12 @@ func (d *Datasource) Dispose() {
 }
 
 // CheckHealth implements Grafana's "Save & test".
-func (d *Datasource) CheckHealth(ctx context.Context, _ *backend.CheckHealthRequest) (*backend.CheckHealthResult, error) {
+func (d *Datasource) CheckHealth(ctx context.Context, req *backend.CheckHealthRequest) (*backend.CheckHealthResult, error) {
+	res, err := d.checkHealth(ctx, req)
+	return d.redact.health(res), err
+}
+
+func (d *Datasource) checkHealth(ctx context.Context, _ *backend.CheckHealthRequest) (*backend.CheckHealthResult, error) {
 	if d.settingsErr != nil {
 		return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: d.settingsErr.Error()}, nil
 	}

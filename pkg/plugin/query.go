@@ -9,6 +9,12 @@ import (
 // QueryData answers each query on its own: one bad query never fails the
 // others in the same request.
 func (d *Datasource) QueryData(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
+	resp, err := d.queryData(ctx, req)
+	d.redact.response(resp)
+	return resp, err
+}
+
+func (d *Datasource) queryData(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
 	if d.settingsErr != nil {
 		return allFailed(req, d.settingsErr.Error()), nil
 	}

@@ -13,6 +13,7 @@ import (
 // CallResource serves the editor's allow-listed resource routes (models,
 // instances, engines); any other path is 404.
 func (d *Datasource) CallResource(ctx context.Context, req *backend.CallResourceRequest, sender backend.CallResourceResponseSender) error {
+	sender = d.redact.sender(sender)
 	if d.settingsErr != nil {
 		return sender.Send(&backend.CallResourceResponse{Status: http.StatusBadRequest,
 			Headers: map[string][]string{"Content-Type": {"application/json"}},
