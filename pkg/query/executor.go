@@ -13,6 +13,7 @@ import (
 
 	"github.com/inferops/vllm-datasource/pkg/interval"
 	"github.com/inferops/vllm-datasource/pkg/models"
+	"github.com/inferops/vllm-datasource/pkg/prom"
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
@@ -85,6 +86,10 @@ func (e *Executor) runSafely(ctx context.Context, dq backend.DataQuery, m *memo,
 		return errorResponse(dq.RefID, err)
 	}
 	frames, err := p.run(ctx)
+	if prom.KindOf(err) == prom.KindTimeout {
+		err = fmt.Errorf("%w (no answer within the data source's query timeout, queryTimeout = %s: raise it in the data source settings, or narrow the query)",
+			err, e.Settings.QueryTimeout)
+	}
 	if err != nil {
 		return errorResponse(dq.RefID, err)
 	}
