@@ -228,13 +228,13 @@ func TestFaultMatrix(t *testing.T) {
 		stopped := time.Now()
 		fleet.Prom.Stop(t)
 		var samples []int
-		for range 12 {
+		for range 16 {
 			time.Sleep(300 * time.Millisecond)
 			samples = append(samples, stats(t, profAddr).goroutines)
 		}
 		continued := time.Now()
 		fleet.Prom.Continue(t)
-		time.Sleep(2500 * time.Millisecond)
+		time.Sleep(3 * time.Second)
 		rs := l.finish()
 
 		during := between(rs, stopped, continued)
@@ -249,7 +249,7 @@ func TestFaultMatrix(t *testing.T) {
 		// Three refreshes of six queries are in flight at any time; requests
 		// that timed out must not stay behind, so the count does not climb
 		// while Prometheus stays stopped.
-		early, late := slices.Max(samples[:4]), slices.Max(samples[8:])
+		early, late := slices.Max(samples[:5]), slices.Max(samples[11:])
 		require.LessOrEqual(t, late, early+goroutineSlack, "requests pile up while Prometheus is stopped: %v", samples)
 		after := between(rs, continued.Add(time.Second), time.Now())
 		require.NotEmpty(t, after)
@@ -272,11 +272,11 @@ func TestFaultMatrix(t *testing.T) {
 		for _, u := range bad {
 			urls = append(urls, u)
 		}
-		js, _ := json.Marshal(map[string]any{"scrapeInterval": "1s", "agentUrls": urls, "agentTimeout": "1s"})
+		js, _ := json.Marshal(map[string]any{"scrapeInterval": "1s", "agentUrls": urls, "agentTimeout": "2s"})
 		s := ds("agents", string(js))
 		base := stats(t, profAddr)
 		flapSeen := map[bool]bool{}
-		for i := range 4 {
+		for i := 0; i < 3 || (len(flapSeen) < 2 && i < 12); i++ {
 			now := time.Now()
 			resp := host.QueryData(t, s, nil, backend.DataQuery{RefID: "G", JSON: json.RawMessage(`{"queryType":"gpu"}`),
 				TimeRange: backend.TimeRange{From: now.Add(-time.Minute), To: now}, MaxDataPoints: 100, Interval: time.Second})
@@ -284,8 +284,8 @@ func TestFaultMatrix(t *testing.T) {
 			require.NoError(t, r.Error)
 			table := r.Frames[0]
 			notices := noticeText(table)
-			require.Contains(t, notices, bad["hang"]+": no answer within 1s")
-			require.Contains(t, notices, bad["trickle"]+": no answer within 1s")
+			require.Contains(t, notices, bad["hang"]+": no answer within 2s")
+			require.Contains(t, notices, bad["trickle"]+": no answer within 2s")
 			require.Contains(t, notices, bad["garbage"]+": answer larger than 4 MiB")
 			flapSeen[strings.Contains(notices, bad["flap"])] = true
 			nodes, _ := table.FieldByName("node")
@@ -297,9 +297,10 @@ func TestFaultMatrix(t *testing.T) {
 				}
 			}
 			require.Equal(t, 2, realGPUs, "refresh %d: the healthy agent's GPUs are shown", i)
-			time.Sleep(600 * time.Millisecond)
+			time.Sleep(700 * time.Millisecond)
 		}
 		require.True(t, flapSeen[true], "the flapping agent is a notice while it is down")
+		require.True(t, flapSeen[false], "and answers while it is up")
 		settle(t, profAddr, base)
 	})
 
@@ -325,10 +326,10 @@ func TestFaultMatrix(t *testing.T) {
 			resp, _ := host.TryQueryData(ctx, changed, panelQueries()[:1]...)
 			newDone <- resp
 		}()
-		// The SDK disposes the replaced instance 5s after the new one is made.
-		time.Sleep(6500 * time.Millisecond)
-		fleet.Prom.Continue(t)
+		// The SDK disposes the replaced instance 5s after the new one is
+		// made; until then (and after, for the new one) Prometheus is frozen.
 		wg.Wait()
+		fleet.Prom.Continue(t)
 		rs := l.seen
 		require.Len(t, rs, 10)
 		for _, r := range rs {
