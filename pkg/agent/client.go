@@ -41,7 +41,9 @@ type Options struct {
 
 // Client fetches /v1/gpus from node agents. It is safe for concurrent use.
 type Client struct {
-	http        *http.Client
+	http *http.Client
+	// transport is under the SDK's middlewares, for Close.
+	transport   *http.Transport
 	timeout     time.Duration
 	concurrency int
 	token       string
@@ -91,14 +93,25 @@ func NewClient(o Options) (*Client, error) {
 	timeouts.DialTimeout = 2 * o.Timeout
 	timeouts.MaxIdleConns = o.MaxIdleConns
 	timeouts.MaxIdleConnsPerHost = 2
+	c := &Client{timeout: o.Timeout, concurrency: o.Concurrency, token: o.Token}
 	hc, err := httpclient.New(httpclient.Options{
-		Timeouts:        &timeouts,
-		ConfigureClient: func(_ httpclient.Options, c *http.Client) { c.CheckRedirect = noRedirects },
+		Timeouts:           &timeouts,
+		ConfigureClient:    func(_ httpclient.Options, hc *http.Client) { hc.CheckRedirect = noRedirects },
+		ConfigureTransport: func(_ httpclient.Options, t *http.Transport) { c.transport = t },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("node agent HTTP client: %w", err)
 	}
-	return &Client{http: hc, timeout: o.Timeout, concurrency: o.Concurrency, token: o.Token}, nil
+	c.http = hc
+	return c, nil
+}
+
+// Close closes idle connections to the agents; call it when the data
+// source instance is disposed.
+func (c *Client) Close() {
+	if c.transport != nil {
+		c.transport.CloseIdleConnections()
+	}
 }
 
 func withDefaults(o Options) Options {

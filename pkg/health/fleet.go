@@ -18,13 +18,13 @@ type fleet struct {
 
 // countFleet asks for one sample per (instance, engine, model); both
 // generations expose num_requests_running, so it sees mixed fleets whole.
-func countFleet(ctx context.Context, p Prometheus, s models.Settings, now time.Time) (fleet, error) {
+func countFleet(ctx context.Context, p Prometheus, s models.Settings, now time.Time) (fleet, model.Vector, error) {
 	expr := fmt.Sprintf("group by (%s, engine, model_name) (%snum_requests_running)", s.InstanceLabel, s.MetricPrefix)
 	vec, _, err := p.Query(ctx, expr, now)
 	if err != nil {
-		return fleet{}, err
+		return fleet{}, nil, err
 	}
-	return tally(vec, model.LabelName(s.InstanceLabel)), nil
+	return tally(vec, model.LabelName(s.InstanceLabel)), vec, nil
 }
 
 func tally(vec model.Vector, instLabel model.LabelName) fleet {

@@ -43,15 +43,25 @@ func Check(ctx context.Context, p Prometheus, s models.Settings, now time.Time) 
 	if !det.Found() {
 		return failed(noVLLMMessage(server, s))
 	}
-	fl, err := countFleet(ctx, p, s, now)
+	fl, vec, err := countFleet(ctx, p, s, now)
 	if err != nil {
 		return failed(fmt.Sprintf("%s has vLLM metric names, but counting engines failed: %v", server, err))
 	}
+	h, err := recentFleet(ctx, p, s, vec, now)
+	if err != nil {
+		return failed(fmt.Sprintf("%s has vLLM metric names, but counting the engines of the last %s failed: %v", server, lookback, err))
+	}
 	gen := generationFor(det, fl)
+	if fl.engines == 0 {
+		// Grafana has no warning status: anything but OK shows as a failed
+		// test, which is what a fleet that stopped reporting deserves.
+		return &backend.CheckHealthResult{Status: backend.HealthStatusError,
+			Message: goneMessage(server, s, h, now), JSONDetails: details(gen, det, fl, h)}
+	}
 	return &backend.CheckHealthResult{
 		Status:      backend.HealthStatusOk,
-		Message:     fmt.Sprintf("%s: vLLM %s metrics found: %s", server, gen, fl.summary()),
-		JSONDetails: details(gen, det, fl),
+		Message:     fmt.Sprintf("%s: vLLM %s metrics found: %s%s", server, gen, fl.summary(), missingNote(h, now)),
+		JSONDetails: details(gen, det, fl, h),
 	}
 }
 
@@ -106,7 +116,11 @@ func generationFor(det vllm.Detection, fl fleet) vllm.Generation {
 	return vllm.GenV0
 }
 
-func details(gen vllm.Generation, det vllm.Detection, fl fleet) []byte {
-	return fmt.Appendf(nil, `{"generation":%q,"engines":%d,"instances":%d,"models":%d,"metricNames":%d}`,
-		string(gen), fl.engines, fl.instances, fl.models, len(det.Names))
+func details(gen vllm.Generation, det vllm.Detection, fl fleet, h history) []byte {
+	last := ""
+	if !h.lastSeen.IsZero() {
+		last = h.lastSeen.UTC().Format(time.RFC3339)
+	}
+	return fmt.Appendf(nil, `{"generation":%q,"engines":%d,"instances":%d,"models":%d,"metricNames":%d,"enginesInLookback":%d,"missingEngines":%d,"lastSeen":%q}`,
+		string(gen), fl.engines, fl.instances, fl.models, len(det.Names), h.seen.engines, h.missing, last)
 }

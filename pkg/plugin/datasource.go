@@ -34,15 +34,18 @@ type Datasource struct {
 	// "Save & test" and every query can show which field is wrong.
 	settingsErr error
 	prom        *prom.Client
+	agents      *agent.Client
 	detector    *query.Detector
 	executor    *query.Executor
 	now         func() time.Time
+	life        *lifecycle
+	redact      redactor
 }
 
 // NewDatasource is the instance factory Grafana's SDK calls when a data
 // source is created or its settings change.
 func NewDatasource(ctx context.Context, s backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
-	ds := &Datasource{now: time.Now}
+	ds := &Datasource{now: time.Now, life: newLifecycle(), redact: newRedactor(s)}
 	ds.settings, ds.settingsErr = models.LoadSettings(ctx, s)
 	if ds.settingsErr != nil {
 		return ds, nil
@@ -58,18 +61,42 @@ func NewDatasource(ctx context.Context, s backend.DataSourceInstanceSettings) (i
 		ds.settingsErr = err
 		return ds, nil
 	}
-	ds.executor.Agents = agents
+	ds.agents, ds.executor.Agents = agents, agents
 	return ds, nil
 }
 
-// Dispose is called when settings change and the instance is replaced.
-func (d *Datasource) Dispose() {}
+// Dispose is called (by the SDK, a few seconds after the instance was
+// replaced by one with new settings): it ends the requests still running
+// on this instance, waits for them, then closes the connections they used.
+func (d *Datasource) Dispose() {
+	d.life.end()
+	if d.prom != nil {
+		d.prom.Close()
+	}
+	if d.agents != nil {
+		d.agents.Close()
+	}
+}
 
 // CheckHealth implements Grafana's "Save & test".
-func (d *Datasource) CheckHealth(ctx context.Context, _ *backend.CheckHealthRequest) (*backend.CheckHealthResult, error) {
+func (d *Datasource) CheckHealth(ctx context.Context, req *backend.CheckHealthRequest) (*backend.CheckHealthResult, error) {
+	res, err := d.checkHealth(ctx, req)
+	return d.redact.health(res), err
+}
+
+func (d *Datasource) checkHealth(ctx context.Context, _ *backend.CheckHealthRequest) (*backend.CheckHealthResult, error) {
 	if d.settingsErr != nil {
 		return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: d.settingsErr.Error()}, nil
 	}
+	ctx, done, ok := d.life.begin(ctx)
+	defer done()
+	if !ok {
+		return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: errDisposed.Error()}, nil
+	}
 	d.detector.Invalidate()
-	return health.Check(ctx, d.prom, d.settings, d.now()), nil
+	res := health.Check(ctx, d.prom, d.settings, d.now())
+	if disposedBy(ctx) {
+		res = &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: errDisposed.Error()}
+	}
+	return res, nil
 }

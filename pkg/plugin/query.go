@@ -9,12 +9,39 @@ import (
 // QueryData answers each query on its own: one bad query never fails the
 // others in the same request.
 func (d *Datasource) QueryData(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
+	resp, err := d.queryData(ctx, req)
+	d.redact.response(resp)
+	return resp, err
+}
+
+func (d *Datasource) queryData(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
 	if d.settingsErr != nil {
-		resp := backend.NewQueryDataResponse()
-		for _, q := range req.Queries {
-			resp.Responses[q.RefID] = backend.ErrDataResponseWithSource(backend.StatusBadRequest, backend.ErrorSourceDownstream, d.settingsErr.Error())
-		}
-		return resp, nil
+		return allFailed(req, d.settingsErr.Error()), nil
 	}
-	return d.executor.QueryData(ctx, req), nil
+	ctx, done, ok := d.life.begin(ctx)
+	defer done()
+	if !ok {
+		return allFailed(req, errDisposed.Error()), nil
+	}
+	resp := d.executor.QueryData(ctx, req)
+	if disposedBy(ctx) {
+		// Whatever failed, failed because the instance was replaced: say so
+		// rather than "context canceled".
+		for ref, r := range resp.Responses {
+			if r.Error != nil {
+				resp.Responses[ref] = backend.ErrDataResponseWithSource(backend.StatusBadRequest, backend.ErrorSourceDownstream,
+					"query "+ref+": "+errDisposed.Error())
+			}
+		}
+	}
+	return resp, nil
+}
+
+// allFailed answers every query of the request with the same downstream error.
+func allFailed(req *backend.QueryDataRequest, msg string) *backend.QueryDataResponse {
+	resp := backend.NewQueryDataResponse()
+	for _, q := range req.Queries {
+		resp.Responses[q.RefID] = backend.ErrDataResponseWithSource(backend.StatusBadRequest, backend.ErrorSourceDownstream, msg)
+	}
+	return resp
 }

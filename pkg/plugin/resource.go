@@ -13,10 +13,18 @@ import (
 // CallResource serves the editor's allow-listed resource routes (models,
 // instances, engines); any other path is 404.
 func (d *Datasource) CallResource(ctx context.Context, req *backend.CallResourceRequest, sender backend.CallResourceResponseSender) error {
+	sender = d.redact.sender(sender)
 	if d.settingsErr != nil {
 		return sender.Send(&backend.CallResourceResponse{Status: http.StatusBadRequest,
 			Headers: map[string][]string{"Content-Type": {"application/json"}},
 			Body:    []byte(`{"error":"data source settings are invalid; open the data source and press Save & test"}`)})
+	}
+	ctx, done, ok := d.life.begin(ctx)
+	defer done()
+	if !ok {
+		return sender.Send(&backend.CallResourceResponse{Status: http.StatusServiceUnavailable,
+			Headers: map[string][]string{"Content-Type": {"application/json"}},
+			Body:    []byte(`{"error":"` + errDisposed.Error() + `"}`)})
 	}
 	h := &resources.Handler{Prom: d.prom, Settings: d.settings, Now: d.now}
 	return httpadapter.New(h.Mux()).CallResource(ctx, req, sender)

@@ -32,6 +32,9 @@ type Options struct {
 type Client struct {
 	api  v1.API
 	base *url.URL
+	// transport is the innermost transport, under the SDK's middlewares
+	// (which hide CloseIdleConnections), so Close can reach it.
+	transport *http.Transport
 }
 
 // New builds a client. The HTTP options carry Grafana's auth, headers and TLS.
@@ -40,7 +43,16 @@ func New(opts Options) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parse prometheus url: %w", err)
 	}
-	hc, err := httpclient.New(opts.HTTP)
+	c := &Client{base: base}
+	hopts := opts.HTTP
+	configure := hopts.ConfigureTransport
+	hopts.ConfigureTransport = func(o httpclient.Options, t *http.Transport) {
+		if configure != nil {
+			configure(o, t)
+		}
+		c.transport = t
+	}
+	hc, err := httpclient.New(hopts)
 	if err != nil {
 		return nil, fmt.Errorf("build http client: %w", err)
 	}
@@ -48,8 +60,16 @@ func New(opts Options) (*Client, error) {
 	if max <= 0 {
 		max = DefaultMaxBodyBytes
 	}
-	raw := &rawClient{base: base, hc: hc, maxBody: max}
-	return &Client{api: v1.NewAPI(raw), base: base}, nil
+	c.api = v1.NewAPI(&rawClient{base: base, hc: hc, maxBody: max})
+	return c, nil
+}
+
+// Close closes the client's idle connections. Call it when the data-source
+// instance is disposed, after its requests have ended.
+func (c *Client) Close() {
+	if c.transport != nil {
+		c.transport.CloseIdleConnections()
+	}
 }
 
 // Host returns the server's host:port for messages (never user info).

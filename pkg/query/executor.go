@@ -13,6 +13,7 @@ import (
 
 	"github.com/inferops/vllm-datasource/pkg/interval"
 	"github.com/inferops/vllm-datasource/pkg/models"
+	"github.com/inferops/vllm-datasource/pkg/prom"
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
@@ -85,6 +86,10 @@ func (e *Executor) runSafely(ctx context.Context, dq backend.DataQuery, m *memo,
 		return errorResponse(dq.RefID, err)
 	}
 	frames, err := p.run(ctx)
+	if prom.KindOf(err) == prom.KindTimeout {
+		err = fmt.Errorf("%w (no answer within the data source's query timeout, queryTimeout = %s: raise it in the data source settings, or narrow the query)",
+			err, e.Settings.QueryTimeout)
+	}
 	if err != nil {
 		return errorResponse(dq.RefID, err)
 	}
@@ -107,7 +112,8 @@ func (e *Executor) plan(ctx context.Context, dq backend.DataQuery, m *memo, aler
 		return nil, err
 	}
 	p := &plan{e: e, q: q, iv: iv, memo: m, alert: alert, window: promDuration(iv.RateInterval),
-		b: vllm.Builder{Prefix: e.Settings.MetricPrefix, InstanceLabel: e.Settings.InstanceLabel, Detected: e.Detector.Get(ctx)}}
+		b: vllm.Builder{Prefix: e.Settings.MetricPrefix, InstanceLabel: e.Settings.InstanceLabel, Detected: e.Detector.Get(ctx),
+			Resolution: promDuration(max(e.Settings.ScrapeInterval, time.Second))}}
 	if iv.Clamped {
 		p.notices = append(p.notices, data.Notice{Severity: data.NoticeSeverityInfo,
 			Text: fmt.Sprintf("Step raised to %s so no series has more than 11,000 points over this time range.", iv.Step)})

@@ -30,8 +30,15 @@ func (p *plan) series(ctx context.Context, expr string, o frames.SeriesOptions) 
 }
 
 func (p *plan) queue(ctx context.Context) (data.Frames, error) {
-	f, _, err := p.series(ctx, p.b.Queue(p.q.Grouping, p.q.Filters), frames.SeriesOptions{Unit: string(vllm.UnitRequests)})
-	return f, err
+	f, m, err := p.series(ctx, p.b.Queue(p.q.Grouping, p.q.Filters), frames.SeriesOptions{Unit: string(vllm.UnitRequests)})
+	if err != nil {
+		return nil, err
+	}
+	addNotices(f, p.signalNotices(ctx, tagsOf(m), []need{
+		{key: vllm.Running, tags: []string{"running"}, without: "the running series are left out"},
+		{key: vllm.Waiting, tags: []string{"waiting"}, without: "the waiting series are left out"},
+	}))
+	return f, nil
 }
 
 func (p *plan) waitTime(ctx context.Context) (data.Frames, error) {
@@ -42,6 +49,11 @@ func (p *plan) waitTime(ctx context.Context) (data.Frames, error) {
 		return nil, err
 	}
 	notices := append(append(p.notices, warningNotices(warn)...), waitNotices(m, key, p.q.Live)...)
+	needs := []need{{key: key, tags: []string{"mean"}, without: "no quantile or mean can be computed"}}
+	if p.q.Live {
+		needs = append(needs, need{key: vllm.Waiting, tags: []string{"live"}, without: "the live wait (waiting ÷ queue-time rate) is left out"})
+	}
+	notices = append(notices, p.signalNotices(ctx, tagsOf(m), needs, key)...)
 	return frames.TimeSeries(m, frames.SeriesOptions{Unit: string(vllm.UnitSeconds), Legend: p.q.Legend,
 		GroupLabels: p.b.GroupLabels(p.q.Grouping), Executed: frames.Executed(expr, p.iv.Step), Notices: notices}), nil
 }
@@ -78,9 +90,14 @@ func belowBucket(m model.Matrix, lowest float64) string {
 }
 
 func (p *plan) preemptions(ctx context.Context) (data.Frames, error) {
+	preempt := need{key: vllm.Preemptions, tags: []string{"preemptions", "preemption_rate"}, without: "no preemption can be shown"}
 	if p.q.AsSeries {
-		f, _, err := p.series(ctx, p.b.PreemptionRate(p.q.Grouping, p.q.Filters, p.window), frames.SeriesOptions{Unit: "ops"})
-		return f, err
+		f, m, err := p.series(ctx, p.b.PreemptionRate(p.q.Grouping, p.q.Filters, p.window), frames.SeriesOptions{Unit: "ops"})
+		if err != nil {
+			return nil, err
+		}
+		addNotices(f, p.signalNotices(ctx, tagsOf(m), []need{preempt}))
+		return f, nil
 	}
 	expr := p.b.Preemptions(p.q.Filters)
 	m, _, err := p.memo.rangeQuery(ctx, expr, p.rng())
@@ -89,6 +106,6 @@ func (p *plan) preemptions(ctx context.Context) (data.Frames, error) {
 	}
 	events := vllm.PreemptionEvents(m, p.b.InstanceLabel, p.iv.Step)
 	f := frames.Annotations(events, p.b.InstanceLabel, frames.Executed(expr, p.iv.Step))
-	f.Meta.Notices = p.notices
+	f.Meta.Notices = append(p.notices, p.signalNotices(ctx, tagsOf(m), []need{preempt}, vllm.KVUsage)...)
 	return data.Frames{f}, nil
 }

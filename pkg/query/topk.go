@@ -39,6 +39,12 @@ func (p *plan) topk(ctx context.Context) (data.Frames, error) {
 		return nil, err
 	}
 	top := p.rank(vec)
+	ranked := map[string]bool{}
+	if len(vec) > 0 {
+		ranked["value"] = true
+	}
+	rankNotices := p.signalNotices(ctx, ranked, []need{{key: rankSignals[p.q.RankBy], tags: []string{"value"},
+		without: "nothing can be ranked by " + p.q.RankBy}}, rankSignals[p.q.RankBy])
 	seriesExpr, err := p.b.TopKSeries(p.q.RankBy, p.q.Grouping, p.q.Filters, p.window, instances(top))
 	if err != nil {
 		return nil, err
@@ -50,13 +56,13 @@ func (p *plan) topk(ctx context.Context) (data.Frames, error) {
 	values, info := p.split(m, top)
 	out := frames.TimeSeries(values, frames.SeriesOptions{Unit: rankUnits[p.q.RankBy], Legend: p.q.Legend,
 		GroupLabels: p.b.GroupLabels(p.q.Grouping), Executed: frames.Executed(rankExpr+"\n"+seriesExpr, p.iv.Step),
-		Notices: append(append(p.notices, warningNotices(warn)...), warningNotices(warn2)...)})
+		Notices: append(append(append(p.notices, warningNotices(warn)...), warningNotices(warn2)...), rankNotices...)})
 	if p.q.AsSeries {
 		return out, nil
 	}
 	rows, gpuNotices := p.gpuColumns(ctx, p.e, p.rows(top, info))
 	table := frames.RankTable(rows, p.q.Grouping == models.GroupInstanceEngine, p.q.RankBy, rankUnits[p.q.RankBy], frames.Executed(rankExpr, p.iv.Step))
-	table.Meta.Notices = gpuNotices
+	table.Meta.Notices = append(gpuNotices, rankNotices...)
 	if p.q.Format == "table" {
 		return data.Frames{table}, nil
 	}

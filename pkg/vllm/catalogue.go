@@ -70,32 +70,36 @@ type Signal struct {
 	// Labels beyond model_name and engine that the signal carries.
 	Labels []string
 	Help   string
+	// Versions says which vLLM releases export the signal (first release
+	// of each name, per the reference table), for notices when a fleet
+	// does not; empty for signals no query type needs.
+	Versions string
 }
 
 // catalogue is the single table of signals. Facts come from vLLM's
 // vllm/engine/metrics.py (V0) and vllm/v1/metrics/loggers.py (V1); the test
 // checks each row against the reference table in testdata.
 var catalogue = []Signal{
-	{Key: Running, Kind: Gauge, Unit: UnitRequests, V1: "num_requests_running", V0: "num_requests_running", Help: "Requests in the running batch"},
-	{Key: Waiting, Kind: Gauge, Unit: UnitRequests, V1: "num_requests_waiting", V0: "num_requests_waiting", Help: "Requests waiting to be scheduled"},
-	{Key: WaitingByReason, Kind: Gauge, Unit: UnitRequests, V1: "num_requests_waiting_by_reason", Labels: []string{"reason"}, Help: "Waiting requests by reason (capacity, deferred)"},
-	{Key: Swapped, Kind: Gauge, Unit: UnitRequests, V0: "num_requests_swapped", Help: "Requests swapped to CPU (V0 only)"},
-	{Key: KVUsage, Kind: Gauge, Unit: UnitPercent, V1: "kv_cache_usage_perc", V0: "gpu_cache_usage_perc", Help: "KV-cache usage, 0 to 1"},
+	{Key: Running, Kind: Gauge, Unit: UnitRequests, V1: "num_requests_running", V0: "num_requests_running", Help: "Requests in the running batch", Versions: "vllm:num_requests_running: V0 from 0.2.3 and V1 from 0.7.1"},
+	{Key: Waiting, Kind: Gauge, Unit: UnitRequests, V1: "num_requests_waiting", V0: "num_requests_waiting", Help: "Requests waiting to be scheduled", Versions: "vllm:num_requests_waiting: V0 from 0.2.3 and V1 from 0.7.1"},
+	{Key: WaitingByReason, Kind: Gauge, Unit: UnitRequests, V1: "num_requests_waiting_by_reason", Labels: []string{"reason"}, Help: "Waiting requests by reason (capacity, deferred)", Versions: "vllm:num_requests_waiting_by_reason: V1 from about 0.20"},
+	{Key: Swapped, Kind: Gauge, Unit: UnitRequests, V0: "num_requests_swapped", Help: "Requests swapped to CPU (V0 only)", Versions: "vllm:num_requests_swapped: V0 only, from 0.2.3 until 0.9.1 (hidden from 0.8.3 unless --show-hidden-metrics-for-version)"},
+	{Key: KVUsage, Kind: Gauge, Unit: UnitPercent, V1: "kv_cache_usage_perc", V0: "gpu_cache_usage_perc", Help: "KV-cache usage (0 to 1)", Versions: "vllm:kv_cache_usage_perc: V1 from 0.9.2; vllm:gpu_cache_usage_perc: V0 from 0.2.3 and V1 from 0.7.1 until 0.12.0"},
 	{Key: CPUKVUsage, Kind: Gauge, Unit: UnitPercent, V0: "cpu_cache_usage_perc", Help: "CPU KV-cache usage (V0 only)"},
-	{Key: Preemptions, Kind: Counter, Unit: UnitCount, V1: "num_preemptions_total", V0: "num_preemptions_total", Help: "Cumulative preemptions"},
+	{Key: Preemptions, Kind: Counter, Unit: UnitCount, V1: "num_preemptions_total", V0: "num_preemptions_total", Help: "Cumulative preemptions", Versions: "vllm:num_preemptions_total: V0 from 0.4.3 and V1 from 0.8.0"},
 	{Key: PromptTokens, Kind: Counter, Unit: UnitTokens, V1: "prompt_tokens_total", V0: "prompt_tokens_total", Help: "Prefill tokens processed"},
 	{Key: GenerationTokens, Kind: Counter, Unit: UnitTokens, V1: "generation_tokens_total", V0: "generation_tokens_total", Help: "Generation tokens processed"},
 	{Key: RequestSuccess, Kind: Counter, Unit: UnitRequests, V1: "request_success_total", V0: "request_success_total", Labels: []string{"finished_reason"}, Help: "Finished requests by reason"},
 	{Key: PrefixQueries, Kind: Counter, Unit: UnitTokens, V1: "prefix_cache_queries_total", Help: "Prefix-cache queried tokens"},
 	{Key: PrefixHits, Kind: Counter, Unit: UnitTokens, V1: "prefix_cache_hits_total", Help: "Prefix-cache hit tokens"},
 	{Key: PrefixHitRate, Kind: Gauge, Unit: UnitPercent, V0: "gpu_prefix_cache_hit_rate", Help: "GPU prefix-cache hit rate (V0 only)"},
-	{Key: QueueTime, Kind: Histogram, Unit: UnitSeconds, V1: "request_queue_time_seconds", V0: "request_queue_time_seconds", Help: "Time requests spent waiting"},
-	{Key: TTFT, Kind: Histogram, Unit: UnitSeconds, V1: "time_to_first_token_seconds", V0: "time_to_first_token_seconds", Help: "Time to first token"},
-	{Key: ITL, Kind: Histogram, Unit: UnitSeconds, V1: "inter_token_latency_seconds", V0: "time_per_output_token_seconds", Help: "Inter-token latency"},
-	{Key: E2E, Kind: Histogram, Unit: UnitSeconds, V1: "e2e_request_latency_seconds", V0: "e2e_request_latency_seconds", Help: "End-to-end request latency"},
-	{Key: PrefillTime, Kind: Histogram, Unit: UnitSeconds, V1: "request_prefill_time_seconds", V0: "request_prefill_time_seconds", Help: "Time in prefill"},
-	{Key: DecodeTime, Kind: Histogram, Unit: UnitSeconds, V1: "request_decode_time_seconds", V0: "request_decode_time_seconds", Help: "Time in decode"},
-	{Key: InferenceTime, Kind: Histogram, Unit: UnitSeconds, V1: "request_inference_time_seconds", V0: "request_inference_time_seconds", Help: "Time running (prefill + decode)"},
+	{Key: QueueTime, Kind: Histogram, Unit: UnitSeconds, V1: "request_queue_time_seconds", V0: "request_queue_time_seconds", Help: "Time requests spent waiting", Versions: "vllm:request_queue_time_seconds: V0 from 0.6.4 and V1 from 0.7.3"},
+	{Key: TTFT, Kind: Histogram, Unit: UnitSeconds, V1: "time_to_first_token_seconds", V0: "time_to_first_token_seconds", Help: "Time to first token", Versions: "vllm:time_to_first_token_seconds: V0 from 0.3.1 and V1 from 0.7.1"},
+	{Key: ITL, Kind: Histogram, Unit: UnitSeconds, V1: "inter_token_latency_seconds", V0: "time_per_output_token_seconds", Help: "inter-token latency", Versions: "vllm:inter_token_latency_seconds: V1 from 0.11.0; vllm:time_per_output_token_seconds: V0 from 0.3.1 and V1 from 0.7.1 until 0.15"},
+	{Key: E2E, Kind: Histogram, Unit: UnitSeconds, V1: "e2e_request_latency_seconds", V0: "e2e_request_latency_seconds", Help: "End-to-end request latency", Versions: "vllm:e2e_request_latency_seconds: V0 from 0.3.1 and V1 from 0.7.3"},
+	{Key: PrefillTime, Kind: Histogram, Unit: UnitSeconds, V1: "request_prefill_time_seconds", V0: "request_prefill_time_seconds", Help: "Time in prefill", Versions: "vllm:request_prefill_time_seconds: V0 from 0.6.4 and V1 from 0.7.3"},
+	{Key: DecodeTime, Kind: Histogram, Unit: UnitSeconds, V1: "request_decode_time_seconds", V0: "request_decode_time_seconds", Help: "Time in decode", Versions: "vllm:request_decode_time_seconds: V0 from 0.6.4 and V1 from 0.7.3"},
+	{Key: InferenceTime, Kind: Histogram, Unit: UnitSeconds, V1: "request_inference_time_seconds", V0: "request_inference_time_seconds", Help: "Time running (prefill + decode)", Versions: "vllm:request_inference_time_seconds: V0 from 0.6.4 and V1 from 0.7.3"},
 	{Key: IterationTokens, Kind: Histogram, Unit: UnitTokens, V1: "iteration_tokens_total", V0: "iteration_tokens_total", Help: "Tokens per engine step"},
 	{Key: CacheConfigInfo, Kind: Info, Unit: UnitNone, V1: "cache_config_info", V0: "cache_config_info", Help: "KV-cache configuration (labels)"},
 }

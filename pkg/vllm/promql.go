@@ -6,6 +6,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/prometheus/common/model"
 
 	"github.com/inferops/vllm-datasource/pkg/models"
 )
@@ -23,6 +26,10 @@ type Builder struct {
 	// Detected, when it found anything, limits unions to names that exist;
 	// an empty detection keeps every name so a query never goes blank.
 	Detected Detection
+	// Resolution is the scrape interval as a PromQL duration; with it,
+	// rates that stand alone (not in a ratio) are corrected for series
+	// younger than their window (see youngRate).
+	Resolution string
 }
 
 // quote is the one escaping function for label values: PromQL string
@@ -178,4 +185,35 @@ func (b Builder) GPUSeries(instances []string) string {
 		parts[i] = tag(selector(n, m), strings.TrimPrefix(n, "vllm_node_gpu_"))
 	}
 	return or(parts)
+}
+
+// youngRateUnion is rateUnion for a rate that stands alone (not divided by
+// another rate over the same series, where the error cancels). Prometheus'
+// rate() divides the increase it saw by the whole window, so a series
+// younger than the window (an engine that just started) reads low by
+// window ÷ age. Each series' rate is scaled by window ÷ the time it has
+// covered, found with timestamp(), which returns a sample's own time: the
+// oldest sample in the window, at the scrape interval's resolution.
+func (b Builder) youngRateUnion(key SignalKey, f models.Filters, suffix, window string) string {
+	w, err := model.ParseDuration(window)
+	if b.Resolution == "" || err != nil {
+		return b.rateUnion(key, f, suffix, window)
+	}
+	res, err := model.ParseDuration(b.Resolution)
+	if err != nil {
+		return b.rateUnion(key, f, suffix, window)
+	}
+	secs := func(d model.Duration) string { return strconv.FormatFloat(time.Duration(d).Seconds(), 'f', -1, 64) }
+	m := b.matchers(f)
+	parts := []string{}
+	for _, n := range b.names(key) {
+		sel := selector(n+suffix, m)
+		covered := fmt.Sprintf("clamp_min(clamp_max(time() - min_over_time(timestamp(%s)[%s:%s]), %s), %s)",
+			sel, window, b.Resolution, secs(w), secs(res))
+		parts = append(parts, fmt.Sprintf("(rate(%s[%s]) * %s / %s)", sel, window, secs(w), covered))
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return "(" + strings.Join(parts, " or ") + ")"
 }

@@ -75,7 +75,7 @@ func (b Builder) WaitTime(family string, quantiles []float64, live bool, g model
 // counts requests that are still waiting.
 func (b Builder) liveWait(gl []string, f models.Filters, window string) string {
 	return "(" + agg("sum", gl, b.union(Waiting, f, "")) + ") / (" +
-		agg("sum", gl, b.rateUnion(QueueTime, f, "_count", window)) + ")"
+		agg("sum", gl, b.youngRateUnion(QueueTime, f, "_count", window)) + ")"
 }
 
 // EngineLabels are the labels that identify one engine.
@@ -96,7 +96,7 @@ func (b Builder) Preemptions(f models.Filters) string {
 
 // PreemptionRate is preemptions per second per grouping.
 func (b Builder) PreemptionRate(g models.Grouping, f models.Filters, window string) string {
-	return tag(agg("sum", b.GroupLabels(g), b.rateUnion(Preemptions, f, "", window)), "preemption_rate")
+	return tag(agg("sum", b.GroupLabels(g), b.youngRateUnion(Preemptions, f, "", window)), "preemption_rate")
 }
 
 // Rank is the per-group expression topk ranks by.
@@ -112,7 +112,7 @@ func (b Builder) Rank(rankBy string, g models.Grouping, f models.Filters, window
 	case "wait_p99":
 		return fmt.Sprintf("histogram_quantile(0.99, %s)", agg("sum", append([]string{"le"}, gl...), b.rateUnion(QueueTime, f, "_bucket", window))), nil
 	case "preemption_rate":
-		return agg("sum", gl, b.rateUnion(Preemptions, f, "", window)), nil
+		return agg("sum", gl, b.youngRateUnion(Preemptions, f, "", window)), nil
 	}
 	return "", fmt.Errorf("rankBy %q is unknown; allowed: waiting, running, kv_usage, wait_p99, preemption_rate", rankBy)
 }

@@ -80,9 +80,25 @@ func Build(t testing.TB) string {
 	return dir
 }
 
+// LaunchOptions adds to what Launch does.
+type LaunchOptions struct {
+	// Env is added to the plugin's environment (e.g. Grafana's
+	// GF_PLUGIN_PROFILING_* variables).
+	Env []string
+	// Log receives the plugin's log output as Grafana's host logs it
+	// (go-plugin re-logs the plugin's stderr), at every level.
+	Log io.Writer
+}
+
 // Launch starts the plugin in dir the way Grafana does and dispenses the
 // data, diagnostics and resource services. The process is killed at cleanup.
 func Launch(t testing.TB, dir string) *Host {
+	t.Helper()
+	return LaunchWith(t, dir, LaunchOptions{})
+}
+
+// LaunchWith is Launch with options.
+func LaunchWith(t testing.TB, dir string, o LaunchOptions) *Host {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(dir, "plugin.json"))
 	if err != nil {
@@ -97,7 +113,11 @@ func Launch(t testing.TB, dir string) *Host {
 	}
 	exe := filepath.Join(dir, h.Plugin.Executable+"_"+runtime.GOOS+"_"+strings.ToLower(runtime.GOARCH))
 	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), "GF_VERSION=12.4.0")
+	cmd.Env = append(append(os.Environ(), "GF_VERSION=12.4.0"), o.Env...)
+	logger := hclog.New(&hclog.LoggerOptions{Output: io.Discard})
+	if o.Log != nil {
+		logger = hclog.New(&hclog.LoggerOptions{Output: o.Log, Level: hclog.Trace, JSONFormat: true})
+	}
 	h.client = goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig: goplugin.HandshakeConfig{
 			ProtocolVersion:  grpcplugin.ProtocolVersion,
@@ -111,7 +131,7 @@ func Launch(t testing.TB, dir string) *Host {
 		},
 		Cmd:              cmd,
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
-		Logger:           hclog.New(&hclog.LoggerOptions{Output: io.Discard}),
+		Logger:           logger,
 		StartTimeout:     30 * time.Second,
 	})
 	t.Cleanup(h.client.Kill)
@@ -136,6 +156,9 @@ func (h *Host) dispense(t testing.TB) {
 	h.diag = get("diagnostics").(grpcplugin.DiagnosticsClient)
 	h.res = get("resource").(grpcplugin.ResourceClient)
 }
+
+// Kill stops the plugin process, as Grafana does when it shuts down.
+func (h *Host) Kill() { h.client.Kill() }
 
 // PluginContext builds what Grafana sends with every call for a data source.
 func (h *Host) PluginContext(ds backend.DataSourceInstanceSettings) backend.PluginContext {

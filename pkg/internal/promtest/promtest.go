@@ -38,6 +38,9 @@ type Options struct {
 type Server struct {
 	URL  string
 	Addr string
+
+	proc    *process // the running process; see control.go
+	logPath string
 }
 
 // Binary finds the prometheus executable or fails the test with what to do.
@@ -67,25 +70,14 @@ func Start(t testing.TB, o Options) *Server {
 		writeFile(t, cfg, Config(o))
 	}
 	addr := freeAddr(t)
-	cmd := exec.Command(bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr, "--log.level=warn",
+	args := []string{"--config.file=" + cfg, "--storage.tsdb.path=" + filepath.Join(dir, "data"),
+		"--web.listen-address=" + addr, "--log.level=warn",
 		// Hidden flag: apply discovered targets at once instead of after 5s.
-		"--scrape.discovery-reload-interval=100ms")
-	logFile, err := os.Create(filepath.Join(dir, "prometheus.log"))
-	if err != nil {
-		t.Fatalf("create prometheus log: %v", err)
-	}
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start prometheus: %v", err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		_ = logFile.Close()
-	})
-	s := &Server{URL: "http://" + addr, Addr: addr}
-	s.waitReady(t, filepath.Join(dir, "prometheus.log"))
+		"--scrape.discovery-reload-interval=100ms"}
+	s := &Server{URL: "http://" + addr, Addr: addr, logPath: filepath.Join(dir, "prometheus.log")}
+	s.proc = startProcess(t, bin, args, s.logPath)
+	t.Cleanup(func() { s.proc.kill(); _ = s.proc.log.Close() })
+	s.waitReady(t, s.logPath)
 	return s
 }
 

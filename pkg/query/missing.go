@@ -1,0 +1,115 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/prometheus/common/model"
+
+	"github.com/inferops/vllm-datasource/pkg/vllm"
+)
+
+// need is a signal a query type needs, recognised in its answer by the
+// SignalLabel values its parts carry.
+type need struct {
+	key  vllm.SignalKey
+	tags []string
+	// without says what the answer lacks when the signal is missing.
+	without string
+}
+
+// tagsOf lists the SignalLabel values present in an answer.
+func tagsOf(m model.Matrix) map[string]bool {
+	out := map[string]bool{}
+	for _, s := range m {
+		out[string(s.Metric[vllm.SignalLabel])] = true
+	}
+	return out
+}
+
+// signalNotices explains an answer that lacks what the query needs: either
+// no engine matches the selection, or the engines do not export a signal
+// (named with the vLLM versions that do). It also says when a renamed
+// signal was read from its older name.
+func (p *plan) signalNotices(ctx context.Context, present map[string]bool, needs []need, fallbacks ...vllm.SignalKey) []data.Notice {
+	var out []data.Notice
+	for _, k := range fallbacks {
+		if txt, ok := p.b.Detected.Fallback(k, p.b.Prefix); ok {
+			out = append(out, data.Notice{Severity: data.NoticeSeverityInfo, Text: txt})
+		}
+	}
+	var missing []need
+	for _, n := range needs {
+		if !anyTag(present, n.tags) {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) == 0 {
+		return out
+	}
+	engines, err := p.enginesInRange(ctx)
+	if err != nil {
+		return out // the answer itself succeeded; an unanswered probe adds nothing
+	}
+	if engines == 0 {
+		return append(out, data.Notice{Severity: data.NoticeSeverityWarning, Text: vllm.NoEngineText(p.selection())})
+	}
+	for _, n := range missing {
+		out = append(out, data.Notice{Severity: data.NoticeSeverityWarning, Text: vllm.MissingText(n.key, p.b.Prefix, n.without)})
+	}
+	return out
+}
+
+func anyTag(present map[string]bool, tags []string) bool {
+	for _, t := range tags {
+		if present[t] {
+			return true
+		}
+	}
+	return false
+}
+
+// enginesInRange counts the selected engines that reported at any time in
+// the query's range (both generations expose the running gauge by one name).
+func (p *plan) enginesInRange(ctx context.Context) (int, error) {
+	lookback := p.iv.End.Sub(p.iv.Start) + p.iv.RateInterval
+	expr := fmt.Sprintf("count(last_over_time(%s[%s]))", p.b.EngineSelector(p.q.Filters), promDuration(lookback.Round(p.iv.Step)+p.iv.Step))
+	vec, _, err := p.memo.instantQuery(ctx, expr, p.iv.End)
+	if err != nil || len(vec) == 0 {
+		return 0, err
+	}
+	return int(vec[0].Value), nil
+}
+
+// selection describes the query's filters for a notice.
+func (p *plan) selection() string {
+	var parts []string
+	for _, f := range []struct {
+		name string
+		vals []string
+	}{{"models", p.q.Models}, {"instances", p.q.Instances}, {"engines", p.q.Engines}} {
+		if len(f.vals) > 0 {
+			parts = append(parts, f.name+" "+strings.Join(f.vals, ", "))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// rankSignals maps topk's rankBy to the signal it ranks by.
+var rankSignals = map[string]vllm.SignalKey{
+	"waiting": vllm.Waiting, "running": vllm.Running, "kv_usage": vllm.KVUsage,
+	"wait_p99": vllm.QueueTime, "preemption_rate": vllm.Preemptions,
+}
+
+// addNotices appends notices to frame 0.
+func addNotices(f data.Frames, n []data.Notice) {
+	if len(n) == 0 || len(f) == 0 {
+		return
+	}
+	if f[0].Meta == nil {
+		f[0].Meta = &data.FrameMeta{}
+	}
+	f[0].Meta.Notices = append(f[0].Meta.Notices, n...)
+}
