@@ -8,12 +8,14 @@ import (
 
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
+
+	"github.com/inferops/vllm-datasource/pkg/prom"
 )
 
 // Prometheus is what the executor needs from the client.
 type Prometheus interface {
 	Query(ctx context.Context, expr string, ts time.Time) (model.Vector, []string, error)
-	QueryRange(ctx context.Context, expr string, r v1.Range) (model.Matrix, []string, error)
+	QueryRange(ctx context.Context, expr string, r v1.Range) (prom.Matrix, []string, error)
 	MetricNames(ctx context.Context, nameRE string, start, end time.Time) ([]string, error)
 }
 
@@ -30,7 +32,7 @@ type memo struct {
 
 type call struct {
 	done     chan struct{}
-	matrix   model.Matrix
+	matrix   prom.Matrix
 	vector   model.Vector
 	warnings []string
 	err      error
@@ -61,7 +63,7 @@ func (m *memo) wait(ctx context.Context, c *call) error {
 }
 
 // rangeQuery runs a range query once per request.
-func (m *memo) rangeQuery(ctx context.Context, expr string, r v1.Range) (model.Matrix, []string, error) {
+func (m *memo) rangeQuery(ctx context.Context, expr string, r v1.Range) (prom.Matrix, []string, error) {
 	key := fmt.Sprintf("range\x00%s\x00%d\x00%d\x00%d", expr, r.Start.UnixMilli(), r.End.UnixMilli(), r.Step.Milliseconds())
 	c, mine := m.get(key)
 	if mine {

@@ -1,6 +1,7 @@
 package query_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/inferops/vllm-datasource/pkg/internal/fleettest"
 	"github.com/inferops/vllm-datasource/pkg/models"
+	"github.com/inferops/vllm-datasource/pkg/prom"
 	"github.com/inferops/vllm-datasource/pkg/query"
 	"github.com/inferops/vllm-datasource/pkg/sim"
 )
@@ -63,9 +65,15 @@ func (r replay) Query(_ context.Context, expr string, _ time.Time) (model.Vector
 	return v, nil, r.get("instant", expr, &v)
 }
 
-func (r replay) QueryRange(_ context.Context, expr string, _ v1.Range) (model.Matrix, []string, error) {
-	var m model.Matrix
-	return m, nil, r.get("range", expr, &m)
+// QueryRange decodes the recorded answer with the client's own streaming
+// decoder, so the goldens pin it too.
+func (r replay) QueryRange(_ context.Context, expr string, _ v1.Range) (prom.Matrix, []string, error) {
+	raw, ok := r.rec.Responses["range\x00"+expr]
+	if !ok {
+		return nil, nil, fmt.Errorf("no recorded range response for %s", expr)
+	}
+	m, err := prom.DecodeMatrix(bytes.NewReader(raw))
+	return m, nil, err
 }
 
 func (r replay) MetricNames(context.Context, string, time.Time, time.Time) ([]string, error) {
@@ -92,10 +100,26 @@ func (r *recorder) Query(ctx context.Context, expr string, ts time.Time) (model.
 	return v, w, err
 }
 
-func (r *recorder) QueryRange(ctx context.Context, expr string, rg v1.Range) (model.Matrix, []string, error) {
+func (r *recorder) QueryRange(ctx context.Context, expr string, rg v1.Range) (prom.Matrix, []string, error) {
 	m, w, err := r.Prometheus.QueryRange(ctx, expr, rg)
-	r.keep("range", expr, m)
+	r.keep("range", expr, toModel(m))
 	return m, w, err
+}
+
+// toModel writes a matrix back in Prometheus' JSON shape for recordings.
+func toModel(m prom.Matrix) model.Matrix {
+	out := make(model.Matrix, 0, len(m))
+	for _, s := range m {
+		ss := &model.SampleStream{Metric: model.Metric{}}
+		for k, v := range s.Labels {
+			ss.Metric[model.LabelName(k)] = model.LabelValue(v)
+		}
+		for i, t := range s.Times {
+			ss.Values = append(ss.Values, model.SamplePair{Timestamp: model.TimeFromUnixNano(t.UnixNano()), Value: model.SampleValue(s.Values[i])})
+		}
+		out = append(out, ss)
+	}
+	return out
 }
 
 func (r *recorder) MetricNames(ctx context.Context, re string, s, e time.Time) ([]string, error) {

@@ -7,9 +7,9 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
-	"github.com/prometheus/common/model"
 
 	"github.com/inferops/vllm-datasource/pkg/frames"
+	"github.com/inferops/vllm-datasource/pkg/prom"
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
@@ -18,7 +18,7 @@ func (p *plan) rng() v1.Range {
 }
 
 // series runs one range query and frames it.
-func (p *plan) series(ctx context.Context, expr string, o frames.SeriesOptions) (data.Frames, model.Matrix, error) {
+func (p *plan) series(ctx context.Context, expr string, o frames.SeriesOptions) (data.Frames, prom.Matrix, error) {
 	m, warn, err := p.memo.rangeQuery(ctx, expr, p.rng())
 	if err != nil {
 		return nil, nil, err
@@ -47,7 +47,7 @@ func (p *plan) waitTime(ctx context.Context) (data.Frames, error) {
 }
 
 // waitNotices says what a latency histogram cannot show.
-func waitNotices(m model.Matrix, key vllm.SignalKey, live bool) []data.Notice {
+func waitNotices(m prom.Matrix, key vllm.SignalKey, live bool) []data.Notice {
 	var out []data.Notice
 	if key == vllm.QueueTime && !live {
 		out = append(out, data.Notice{Severity: data.NoticeSeverityInfo,
@@ -62,14 +62,14 @@ func waitNotices(m model.Matrix, key vllm.SignalKey, live bool) []data.Notice {
 }
 
 // belowBucket returns the first quantile signal with a value under lowest.
-func belowBucket(m model.Matrix, lowest float64) string {
+func belowBucket(m prom.Matrix, lowest float64) string {
 	for _, s := range m {
-		sig := string(s.Metric[vllm.SignalLabel])
+		sig := s.Labels[vllm.SignalLabel]
 		if sig == "" || sig[0] != 'p' {
 			continue
 		}
-		for _, v := range s.Values {
-			if f := float64(v.Value); !math.IsNaN(f) && f > 0 && f < lowest {
+		for _, f := range s.Values {
+			if !math.IsNaN(f) && f > 0 && f < lowest {
 				return sig
 			}
 		}
