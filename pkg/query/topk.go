@@ -35,7 +35,7 @@ func (p *plan) topk(ctx context.Context) (data.Frames, error) {
 	if err != nil {
 		return nil, err
 	}
-	vec, warn, err := p.memo.instantQuery(ctx, rankExpr, p.iv.End)
+	vec, warn, err := p.memo.instantQuery(ctx, rankExpr, p.iv.End, p.iv.Step)
 	if err != nil {
 		return nil, err
 	}

@@ -32,6 +32,9 @@ type Options struct {
 	ScrapeInterval time.Duration
 	// ConfigFile, when set, is used as-is instead of a generated config.
 	ConfigFile string
+	// DataDir, when set, is the TSDB directory (e.g. holding backfilled
+	// blocks); otherwise a fresh temp dir.
+	DataDir string
 }
 
 // Server is a running Prometheus.
@@ -67,7 +70,11 @@ func Start(t testing.TB, o Options) *Server {
 		writeFile(t, cfg, Config(o))
 	}
 	addr := freeAddr(t)
-	cmd := exec.Command(bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+	data := o.DataDir
+	if data == "" {
+		data = filepath.Join(dir, "data")
+	}
+	cmd := exec.Command(bin, "--config.file="+cfg, "--storage.tsdb.path="+data,
 		"--web.listen-address="+addr, "--log.level=warn",
 		// Hidden flag: apply discovered targets at once instead of after 5s.
 		"--scrape.discovery-reload-interval=100ms")
