@@ -31,7 +31,9 @@ func result(points int) Result {
 	return Result{Matrix: Matrix{s}}
 }
 
-func fixedTTL(d time.Duration) func(Result) time.Duration { return func(Result) time.Duration { return d } }
+func fixedTTL(d time.Duration) func(Result) time.Duration {
+	return func(Result) time.Duration { return d }
+}
 
 // counting returns a fetch that counts its calls and answers res.
 func counting(n *atomic.Int32, res Result, err error) Fetch {
