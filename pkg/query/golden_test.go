@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -23,6 +24,7 @@ import (
 	"github.com/inferops/vllm-datasource/pkg/prom"
 	"github.com/inferops/vllm-datasource/pkg/query"
 	"github.com/inferops/vllm-datasource/pkg/sim"
+	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
 var (
@@ -70,10 +72,40 @@ func (r replay) Query(_ context.Context, expr string, _ time.Time) (model.Vector
 func (r replay) QueryRange(_ context.Context, expr string, _ v1.Range) (prom.Matrix, []string, error) {
 	raw, ok := r.rec.Responses["range\x00"+expr]
 	if !ok {
-		return nil, nil, fmt.Errorf("no recorded range response for %s", expr)
+		return r.part(expr)
 	}
 	m, err := prom.DecodeMatrix(bytes.NewReader(raw))
 	return m, nil, err
+}
+
+// part answers a plain signal expression from a recorded or-union that
+// held it tagged (label_replace(expr, "vllm_signal", "<name>", "", "")):
+// the union's series of that signal without the tag, which is what
+// Prometheus answers for the plain expression. The queue query once ran
+// its signals as one union; the recordings predate that change.
+func (r replay) part(expr string) (prom.Matrix, []string, error) {
+	prefix := fmt.Sprintf("label_replace(%s, %q, \"", expr, vllm.SignalLabel)
+	for key, raw := range r.rec.Responses {
+		_, union, ok := strings.Cut(key, "\x00")
+		i := strings.Index(union, prefix)
+		if !ok || !strings.HasPrefix(key, "range\x00") || i < 0 {
+			continue
+		}
+		name, _, _ := strings.Cut(union[i+len(prefix):], "\"")
+		m, err := prom.DecodeMatrix(bytes.NewReader(raw))
+		if err != nil {
+			return nil, nil, err
+		}
+		var out prom.Matrix
+		for _, s := range m {
+			if s.Labels[vllm.SignalLabel] == name {
+				delete(s.Labels, vllm.SignalLabel)
+				out = append(out, s)
+			}
+		}
+		return out, nil, nil
+	}
+	return nil, nil, fmt.Errorf("no recorded range response for %s", expr)
 }
 
 func (r replay) MetricNames(context.Context, string, time.Time, time.Time) ([]string, error) {

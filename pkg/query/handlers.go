@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
+	"sync"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
@@ -29,9 +31,66 @@ func (p *plan) series(ctx context.Context, expr string, o frames.SeriesOptions) 
 	return frames.TimeSeries(m, o), m, nil
 }
 
+// queue runs each signal as its own plain expression, concurrently (see
+// vllm.QueueSignals for why), and tags the series here.
 func (p *plan) queue(ctx context.Context) (data.Frames, error) {
-	f, _, err := p.series(ctx, p.b.Queue(p.q.Grouping, p.q.Filters), frames.SeriesOptions{Unit: string(vllm.UnitRequests)})
-	return f, err
+	sigs := p.b.QueueSignals(p.q.Grouping, p.q.Filters)
+	m, warn, err := p.signals(ctx, sigs)
+	if err != nil {
+		return nil, err
+	}
+	exprs := make([]string, len(sigs))
+	for i, s := range sigs {
+		exprs[i] = s.Expr
+	}
+	return frames.TimeSeries(m, frames.SeriesOptions{Unit: string(vllm.UnitRequests), Legend: p.q.Legend,
+		GroupLabels: p.b.GroupLabels(p.q.Grouping), Executed: frames.Executed(strings.Join(exprs, "\n"), p.iv.Step),
+		Notices: append(append([]data.Notice{}, p.notices...), warningNotices(warn)...)}), nil
+}
+
+// signals runs the expressions concurrently and merges their answers,
+// each series tagged with its signal. Series are copies with their own
+// labels; the columns are shared with the cache, read-only.
+func (p *plan) signals(ctx context.Context, sigs []vllm.SignalExpr) (prom.Matrix, []string, error) {
+	type answer struct {
+		m    prom.Matrix
+		warn []string
+		err  error
+	}
+	answers := make([]answer, len(sigs))
+	var wg sync.WaitGroup
+	for i, s := range sigs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a := &answers[i]
+			a.m, a.warn, a.err = p.memo.rangeQuery(ctx, s.Expr, p.rng())
+		}()
+	}
+	wg.Wait()
+	var out prom.Matrix
+	var warn []string
+	for i, a := range answers {
+		if a.err != nil {
+			return nil, nil, a.err
+		}
+		warn = append(warn, a.warn...)
+		for _, s := range a.m {
+			out = append(out, tagged(s, sigs[i].Name))
+		}
+	}
+	return out, warn, nil
+}
+
+// tagged is a copy of s with SignalLabel set to name.
+func tagged(s *prom.Series, name string) *prom.Series {
+	c := *s
+	c.Labels = make(map[string]string, len(s.Labels)+1)
+	for k, v := range s.Labels {
+		c.Labels[k] = v
+	}
+	c.Labels[vllm.SignalLabel] = name
+	return &c
 }
 
 func (p *plan) waitTime(ctx context.Context) (data.Frames, error) {
