@@ -147,7 +147,7 @@ func peakRSS(pid int) float64 {
 func render(rows []row, ld loadResult, engines int, span time.Duration) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n%d engines, range %s at step %s, medians of %d interleaved runs\n\n", engines, span, step, *reps)
-	fmt.Fprintf(&b, "| case | points | plugin (gRPC) | raw HTTP, same PromQL | ratio | fastest raw plan | plugin ÷ fastest |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "| case | points | plugin (gRPC) | raw HTTP, plugin's plan | ratio | raw HTTP, other plan | plugin ÷ fastest raw |\n|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range rows {
 		fast, fastRatio := "—", "—"
 		best := r.raw
