@@ -2,6 +2,7 @@ package frames
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -62,11 +63,17 @@ func benchMatrix() prom.Matrix {
 func BenchmarkTimeSeries(b *testing.B) {
 	m := benchMatrix()
 	b.ReportAllocs()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	b.ResetTimer()
 	for range b.N {
 		_ = TimeSeries(m, SeriesOptions{GroupLabels: []string{"instance"}, Unit: "reqs"})
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*m.Points()), "ns/point")
+	b.StopTimer()
+	runtime.ReadMemStats(&after)
+	n := float64(b.N * m.Points())
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/point")
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/n, "allocs/point")
 }
 
 // TestTimeSeriesLeavesSeriesAlone: frames share the decoded series with
