@@ -44,7 +44,9 @@ func TestFleetBench(t *testing.T) {
 	env := setUp(t)
 	var rows []row
 	for _, c := range cases() {
-		rows = append(rows, env.measure(t, c))
+		r := env.measure(t, c)
+		t.Logf("%s: plugin %s, raw %s", r.name, ms(r.plugin), ms(r.raw))
+		rows = append(rows, r)
 	}
 	ld := env.load(t)
 	table := render(rows, ld, *engines, *span)
