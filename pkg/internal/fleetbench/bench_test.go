@@ -2,6 +2,7 @@ package fleetbench
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -85,11 +86,11 @@ func setUp(t *testing.T) *env {
 	require.NoError(t, err, "promtool backfill: %s", b)
 	require.NoError(t, os.Remove(om))
 
-	e := &env{t0: t0, http: &http.Client{Timeout: 2 * time.Minute}}
+	e := &env{t0: t0, http: &http.Client{Timeout: 5 * time.Minute}}
 	e.prom = promtest.Start(t, promtest.Options{DataDir: data, ScrapeInterval: time.Hour})
 	e.host = grafanahost.Launch(t, grafanahost.Build(t))
 	e.ds = backend.DataSourceInstanceSettings{UID: "bench", URL: e.prom.URL,
-		JSONData: []byte(`{"scrapeInterval":"5s","queryTimeout":"2m"}`), Updated: time.Unix(1_700_000_000, 0)}
+		JSONData: []byte(`{"scrapeInterval":"5s","queryTimeout":"4m"}`), Updated: time.Unix(1_700_000_000, 0)}
 	n := len(e.prom.Query(t, "count by (instance, engine) (vllm:num_requests_running)"))
 	require.Equal(t, *engines, n, "backfilled engines visible in Prometheus")
 	return e
@@ -184,9 +185,7 @@ func (e *env) dataQuery(c benchCase, ref string, end time.Time) backend.DataQuer
 // executed returns the PromQL the plugin ran for the case (from its
 // ExecutedQueryString), one expression per line.
 func (e *env) executed(t *testing.T, c benchCase, end time.Time) []string {
-	resp := e.host.QueryData(t, e.ds, nil, e.dataQuery(c, "A", end))
-	dr := resp.Responses["A"]
-	require.NoError(t, dr.Error, c.name)
+	dr := e.query(t, c, end)
 	for _, f := range dr.Frames {
 		if f.Meta != nil && f.Meta.ExecutedQueryString != "" {
 			s := strings.TrimPrefix(f.Meta.ExecutedQueryString, "Expr: ")
@@ -198,10 +197,21 @@ func (e *env) executed(t *testing.T, c benchCase, end time.Time) []string {
 	return nil
 }
 
-func (e *env) pluginPoints(t *testing.T, c benchCase, end time.Time) int {
-	resp := e.host.QueryData(t, e.ds, nil, e.dataQuery(c, "A", end))
+// query runs the case through the plugin. The deadline is the data
+// source's query timeout and more: a big fleet on a small machine can take
+// longer than the minute the host tests allow.
+func (e *env) query(t *testing.T, c benchCase, end time.Time) backend.DataResponse {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	resp, err := e.host.QueryDataErr(ctx, e.ds, nil, e.dataQuery(c, "A", end))
+	require.NoError(t, err, "%s: QueryData over gRPC", c.name)
 	dr := resp.Responses["A"]
 	require.NoError(t, dr.Error, c.name)
+	return dr
+}
+
+func (e *env) pluginPoints(t *testing.T, c benchCase, end time.Time) int {
+	dr := e.query(t, c, end)
 	n := 0
 	for _, f := range dr.Frames {
 		if len(f.Fields) == 2 && f.Fields[0].Name == "Time" {
