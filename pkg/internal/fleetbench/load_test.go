@@ -149,6 +149,10 @@ func render(rows []row, ld loadResult, engines int, span time.Duration) string {
 	fmt.Fprintf(&b, "\n%d engines, range %s at step %s, medians of %d interleaved runs\n\n", engines, span, step, *reps)
 	fmt.Fprintf(&b, "| case | points | plugin (gRPC) | raw HTTP, plugin's plan | ratio | raw HTTP, other plan | plugin ÷ fastest raw |\n|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range rows {
+		if r.err != "" && r.plugin == 0 {
+			fmt.Fprintf(&b, "| %s | — | failed: %.120s | | | | |\n", r.name, r.err)
+			continue
+		}
 		fast, fastRatio := "—", "—"
 		best := r.raw
 		if r.fast > 0 {
@@ -158,7 +162,11 @@ func render(rows []row, ld loadResult, engines int, span time.Duration) string {
 		if best > 0 {
 			fastRatio = fmt.Sprintf("%.2f×", float64(r.plugin)/float64(best))
 		}
-		fmt.Fprintf(&b, "| %s | %d | %s | %s | %.2f× | %s | %s |\n", r.name, r.points, ms(r.plugin), ms(r.raw), float64(r.plugin)/float64(max(r.raw, 1)), fast, fastRatio)
+		name := r.name
+		if r.err != "" {
+			name += fmt.Sprintf(" (a run failed: %.80s)", r.err)
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %.2f× | %s | %s |\n", name, r.points, ms(r.plugin), ms(r.raw), float64(r.plugin)/float64(max(r.raw, 1)), fast, fastRatio)
 	}
 	perStep := 0.0
 	if ld.distinct > 0 && ld.steps > 0 {

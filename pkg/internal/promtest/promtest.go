@@ -35,6 +35,8 @@ type Options struct {
 	// DataDir, when set, is the TSDB directory (e.g. holding backfilled
 	// blocks); otherwise a fresh temp dir.
 	DataDir string
+	// Flags are extra command-line flags (e.g. --query.timeout=10m).
+	Flags []string
 }
 
 // Server is a running Prometheus.
@@ -78,6 +80,7 @@ func Start(t testing.TB, o Options) *Server {
 		"--web.listen-address="+addr, "--log.level=warn",
 		// Hidden flag: apply discovered targets at once instead of after 5s.
 		"--scrape.discovery-reload-interval=100ms")
+	cmd.Args = append(cmd.Args, o.Flags...)
 	logFile, err := os.Create(filepath.Join(dir, "prometheus.log"))
 	if err != nil {
 		t.Fatalf("create prometheus log: %v", err)
