@@ -61,6 +61,9 @@ step "go test (unit, integration against real Prometheus, host)"
 # they overlap; they are I/O bound, not CPU bound.
 go test -count=1 -parallel 6 -timeout 20m ./pkg/... ./cmd/...
 
+step "fleet bench, short (scripts/bench.sh --short: backfilled Prometheus, plugin vs raw HTTP; no timing asserted)"
+bash scripts/bench.sh --short
+
 step "fuzz (a few seconds each, seed corpus of nasty cases)"
 go test -run '^$' -fuzz '^FuzzParseQuery$' -fuzztime 5s ./pkg/models/
 go test -run '^$' -fuzz '^FuzzBuilders$' -fuzztime 5s ./pkg/vllm/

@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
-	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferops/vllm-datasource/pkg/agent"
+	"github.com/inferops/vllm-datasource/pkg/prom"
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
@@ -76,11 +76,11 @@ func TestTimeSeriesOrderAndEmpty(t *testing.T) {
 	require.Equal(t, "Expr: e", empty[0].Meta.ExecutedQueryString)
 	require.Equal(t, notices, empty[0].Meta.Notices)
 
-	ts := model.Time(1_700_000_000_000)
-	stream := func(inst string) *model.SampleStream {
-		return &model.SampleStream{Metric: model.Metric{"instance": model.LabelValue(inst)}, Values: []model.SamplePair{{Timestamp: ts, Value: 1}}}
+	ts := time.UnixMilli(1_700_000_000_000)
+	stream := func(inst string) *prom.Series {
+		return &prom.Series{Labels: map[string]string{"instance": inst}, Times: []time.Time{ts}, Values: []float64{1}}
 	}
-	fs := TimeSeries(model.Matrix{stream("c"), stream("a"), stream("b")}, SeriesOptions{GroupLabels: []string{"instance"}, Executed: "Expr: e"})
+	fs := TimeSeries(prom.Matrix{stream("c"), stream("a"), stream("b")}, SeriesOptions{GroupLabels: []string{"instance"}, Executed: "Expr: e"})
 	var names []string
 	for _, f := range fs {
 		names = append(names, f.Name)
@@ -124,12 +124,12 @@ func TestRankTable(t *testing.T) {
 // (a legend that leaves out what tells them apart) are ordered by their
 // labels, so panels keep their colours from one refresh to the next.
 func TestTimeSeriesSameNameOrderedByLabels(t *testing.T) {
-	ts := model.Time(1_700_000_000_000)
-	stream := func(inst string) *model.SampleStream {
-		return &model.SampleStream{Metric: model.Metric{"instance": model.LabelValue(inst), "model_name": "m"},
-			Values: []model.SamplePair{{Timestamp: ts, Value: 1}}}
+	ts := time.UnixMilli(1_700_000_000_000)
+	stream := func(inst string) *prom.Series {
+		return &prom.Series{Labels: map[string]string{"instance": inst, "model_name": "m"},
+			Times: []time.Time{ts}, Values: []float64{1}}
 	}
-	fs := TimeSeries(model.Matrix{stream("c"), stream("a"), stream("b")},
+	fs := TimeSeries(prom.Matrix{stream("c"), stream("a"), stream("b")},
 		SeriesOptions{Legend: "{{model_name}}", GroupLabels: []string{"instance"}})
 	var order []string
 	for _, f := range fs {

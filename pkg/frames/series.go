@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
-	"github.com/prometheus/common/model"
 
+	"github.com/inferops/vllm-datasource/pkg/prom"
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
@@ -35,12 +35,19 @@ type SeriesOptions struct {
 // TimeSeries builds one timeseries-multi frame per series, sorted by display
 // name so output is stable. An empty result still yields one empty frame that
 // carries the executed query and notices.
-func TimeSeries(m model.Matrix, o SeriesOptions) data.Frames {
-	frames := make(data.Frames, 0, len(m))
+func TimeSeries(m prom.Matrix, o SeriesOptions) data.Frames {
+	keyed := make([]keyedFrame, 0, len(m))
 	for _, s := range m {
-		frames = append(frames, seriesFrame(s, o))
+		f := seriesFrame(s, o)
+		keyed = append(keyed, keyedFrame{frameKey(f), f})
 	}
-	sort.SliceStable(frames, func(i, j int) bool { return frameKey(frames[i]) < frameKey(frames[j]) })
+	// Keys once per frame, not once per comparison: at a thousand series
+	// the label strings were most of the conversion's cost.
+	sort.SliceStable(keyed, func(i, j int) bool { return keyed[i].key < keyed[j].key })
+	frames := make(data.Frames, len(keyed))
+	for i, k := range keyed {
+		frames[i] = k.f
+	}
 	if len(frames) == 0 {
 		frames = append(frames, data.NewFrame(""))
 	}
@@ -52,6 +59,11 @@ func TimeSeries(m model.Matrix, o SeriesOptions) data.Frames {
 	return frames
 }
 
+type keyedFrame struct {
+	key string
+	f   *data.Frame
+}
+
 func frameKey(f *data.Frame) string {
 	if len(f.Fields) < 2 {
 		return f.Name
@@ -59,29 +71,29 @@ func frameKey(f *data.Frame) string {
 	return f.Name + "\x00" + f.Fields[1].Labels.String()
 }
 
-// seriesFrame converts one stream: Time and Value fields, labels on Value.
-func seriesFrame(s *model.SampleStream, o SeriesOptions) *data.Frame {
-	labels := data.Labels{}
-	for k, v := range s.Metric {
+// seriesFrame converts one series: Time and Value fields, labels on Value.
+// The decoded columns become the fields as they are (one copy each, no
+// per-point work); the series itself is left untouched, as the result
+// cache shares it.
+func seriesFrame(s *prom.Series, o SeriesOptions) *data.Frame {
+	labels := make(data.Labels, len(s.Labels))
+	for k, v := range s.Labels {
 		switch k {
 		case vllm.SignalLabel:
-			labels[SignalLabel] = string(v)
-		case model.MetricNameLabel:
+			labels[SignalLabel] = v
+		case metricNameLabel:
 		default:
-			labels[string(k)] = string(v)
+			labels[k] = v
 		}
 	}
-	times := make([]time.Time, len(s.Values))
-	values := make([]float64, len(s.Values))
-	for i, p := range s.Values {
-		times[i] = p.Timestamp.Time().UTC()
-		values[i] = float64(p.Value)
-	}
 	name := DisplayName(labels, o.Legend, o.GroupLabels)
-	value := data.NewField(data.TimeSeriesValueFieldName, labels, values)
+	value := data.NewField(data.TimeSeriesValueFieldName, labels, s.Values)
 	value.Config = &data.FieldConfig{DisplayNameFromDS: name, Unit: unitFor(labels[SignalLabel], o)}
-	return data.NewFrame(name, data.NewField(data.TimeSeriesTimeFieldName, nil, times), value)
+	return data.NewFrame(name, data.NewField(data.TimeSeriesTimeFieldName, nil, s.Times), value)
 }
+
+// metricNameLabel is Prometheus' __name__, which frames never show.
+const metricNameLabel = "__name__"
 
 func unitFor(signal string, o SeriesOptions) string {
 	if u, ok := o.Units[signal]; ok {

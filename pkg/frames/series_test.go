@@ -1,14 +1,15 @@
 package frames
 
 import (
-	"encoding/json"
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
-	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
+
+	"github.com/inferops/vllm-datasource/pkg/prom"
 )
 
 func TestDisplayName(t *testing.T) {
@@ -42,40 +43,48 @@ func TestTimeSeriesEmptyCarriesQuery(t *testing.T) {
 
 // benchMatrix is 200 series of 1,000 points, about a busy fleet panel at
 // full resolution.
-func benchMatrix() model.Matrix {
-	m := make(model.Matrix, 200)
-	t0 := model.TimeFromUnixNano(time.Unix(1_700_000_000, 0).UnixNano())
+func benchMatrix() prom.Matrix {
+	m := make(prom.Matrix, 200)
+	t0 := time.Unix(1_700_000_000, 0).UTC()
 	for i := range m {
-		s := &model.SampleStream{Metric: model.Metric{"instance": model.LabelValue(fmt.Sprintf("10.0.0.%d:8000", i)), "vllm_signal": "waiting"}}
+		s := &prom.Series{Labels: map[string]string{"instance": fmt.Sprintf("10.0.0.%d:8000", i), "vllm_signal": "waiting"}}
 		for j := 0; j < 1000; j++ {
-			s.Values = append(s.Values, model.SamplePair{Timestamp: t0.Add(time.Duration(j) * 15 * time.Second), Value: model.SampleValue(j)})
+			s.Times = append(s.Times, t0.Add(time.Duration(j)*15*time.Second))
+			s.Values = append(s.Values, float64(j))
 		}
 		m[i] = s
 	}
 	return m
 }
 
-// BenchmarkDecodeMatrixBaseline decodes the same matrix from Prometheus'
-// JSON: the cost every query pays before conversion, the baseline that
-// BenchmarkTimeSeries is read against.
-func BenchmarkDecodeMatrixBaseline(b *testing.B) {
-	raw, err := json.Marshal(benchMatrix())
-	require.NoError(b, err)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		var m model.Matrix
-		_ = json.Unmarshal(raw, &m)
-	}
-}
-
 // BenchmarkTimeSeries converts 200 series of 1,000 points, about a busy
-// fleet panel at full resolution.
+// fleet panel at full resolution; read it beside pkg/prom's
+// BenchmarkDecodeMatrix, the cost every query pays before conversion.
 func BenchmarkTimeSeries(b *testing.B) {
 	m := benchMatrix()
 	b.ReportAllocs()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	b.ResetTimer()
 	for range b.N {
 		_ = TimeSeries(m, SeriesOptions{GroupLabels: []string{"instance"}, Unit: "reqs"})
 	}
+	b.StopTimer()
+	runtime.ReadMemStats(&after)
+	n := float64(b.N * m.Points())
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/point")
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/n, "allocs/point")
+}
+
+// TestTimeSeriesLeavesSeriesAlone: frames share the decoded series with
+// the result cache, so converting must not change them.
+func TestTimeSeriesLeavesSeriesAlone(t *testing.T) {
+	m := benchMatrix()[:2]
+	fs := TimeSeries(m, SeriesOptions{GroupLabels: []string{"instance"}})
+	require.Len(t, fs, 2)
+	require.Equal(t, "waiting", m[0].Labels["vllm_signal"])
+	require.NotContains(t, m[0].Labels, "signal")
+	require.Equal(t, "waiting", fs[0].Fields[1].Labels["signal"])
+	fs[0].Fields[1].Set(0, 42.0)
+	require.Equal(t, 0.0, m[0].Values[0], "a frame must not write through to the cached series")
 }

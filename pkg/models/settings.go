@@ -21,6 +21,12 @@ const (
 	DefaultQueryTimeout   = 30 * time.Second
 	DefaultInstanceLabel  = "instance"
 	DefaultMetricPrefix   = "vllm:"
+	// DefaultMaxConcurrentQueries stays below Prometheus' own
+	// --query.max-concurrency (20), so a crowd queues in the plugin, where
+	// each waiting query honours its deadline, and not inside Prometheus.
+	DefaultMaxConcurrentQueries = 10
+	// MaxConcurrentQueriesLimit is the largest value the setting accepts.
+	MaxConcurrentQueriesLimit = 100
 )
 
 // ErrInvalidSettings is wrapped by every settings validation error so callers
@@ -48,6 +54,9 @@ type Settings struct {
 	InstanceLabel string
 	// MetricPrefix replaces "vllm:" in every metric name (ray_vllm: on Ray Serve).
 	MetricPrefix string
+	// MaxConcurrentQueries caps the requests this data source has in
+	// flight to Prometheus at once; more wait their turn.
+	MaxConcurrentQueries int
 	// HTTPOptions carries auth, headers and TLS from Grafana's standard HTTP settings.
 	HTTPOptions httpclient.Options
 	// Agents says how to reach the node agents (GPU data).
@@ -61,6 +70,8 @@ type jsonSettings struct {
 	QueryTimeout   string `json:"queryTimeout"`
 	InstanceLabel  string `json:"instanceLabel"`
 	MetricPrefix   string `json:"metricPrefix"`
+	// MaxConcurrentQueries is a number; provisioning files sometimes quote it.
+	MaxConcurrentQueries json.Number `json:"maxConcurrentQueries"`
 }
 
 // LoadSettings parses and validates instance settings. Every error names the
@@ -95,6 +106,9 @@ func LoadSettings(ctx context.Context, s backend.DataSourceInstanceSettings) (Se
 func fromJSON(dsURL string, js jsonSettings) (Settings, error) {
 	out := Settings{InstanceLabel: DefaultInstanceLabel, MetricPrefix: DefaultMetricPrefix}
 	var err error
+	if out.MaxConcurrentQueries, err = parseConcurrency(js.MaxConcurrentQueries); err != nil {
+		return Settings{}, err
+	}
 	if out.URL, err = validateURL(dsURL, js.PrometheusURL); err != nil {
 		return Settings{}, err
 	}
@@ -160,4 +174,17 @@ func parseDuration(field, raw string, def time.Duration) (time.Duration, error) 
 		return 0, fmt.Errorf("%w: %s %q is not a positive duration such as 15s or 1m", ErrInvalidSettings, field, raw)
 	}
 	return d, nil
+}
+
+// parseConcurrency reads maxConcurrentQueries: a whole number 1–100.
+func parseConcurrency(raw json.Number) (int, error) {
+	if raw == "" {
+		return DefaultMaxConcurrentQueries, nil
+	}
+	n, err := raw.Int64()
+	if err != nil || n < 1 || n > MaxConcurrentQueriesLimit {
+		return 0, fmt.Errorf("%w: maxConcurrentQueries %q is out of range; allowed: whole numbers 1 to %d (default %d, below Prometheus' own limit of 20)",
+			ErrInvalidSettings, raw.String(), MaxConcurrentQueriesLimit, DefaultMaxConcurrentQueries)
+	}
+	return int(n), nil
 }

@@ -19,11 +19,16 @@ func TestLoadSettings(t *testing.T) {
 		wantErr string
 	}{
 		{name: "defaults", url: "http://prom:9090", json: `{}`,
-			want: Settings{URL: "http://prom:9090", ScrapeInterval: 15 * time.Second, QueryTimeout: 30 * time.Second, InstanceLabel: "instance", MetricPrefix: "vllm:"}},
+			want: Settings{URL: "http://prom:9090", ScrapeInterval: 15 * time.Second, QueryTimeout: 30 * time.Second, InstanceLabel: "instance", MetricPrefix: "vllm:", MaxConcurrentQueries: 10}},
 		{name: "empty jsonData", url: "https://prom", json: ``,
 			want: Settings{URL: "https://prom", ScrapeInterval: 15 * time.Second, QueryTimeout: 30 * time.Second, InstanceLabel: "instance", MetricPrefix: "vllm:"}},
-		{name: "all fields", url: "http://prom:9090", json: `{"scrapeInterval":"30s","queryTimeout":"1m","instanceLabel":"pod","metricPrefix":"ray_vllm:","extra":true}`,
-			want: Settings{URL: "http://prom:9090", ScrapeInterval: 30 * time.Second, QueryTimeout: time.Minute, InstanceLabel: "pod", MetricPrefix: "ray_vllm:"}},
+		{name: "all fields", url: "http://prom:9090", json: `{"scrapeInterval":"30s","queryTimeout":"1m","instanceLabel":"pod","metricPrefix":"ray_vllm:","maxConcurrentQueries":4,"extra":true}`,
+			want: Settings{URL: "http://prom:9090", ScrapeInterval: 30 * time.Second, QueryTimeout: time.Minute, InstanceLabel: "pod", MetricPrefix: "ray_vllm:", MaxConcurrentQueries: 4}},
+		{name: "quoted concurrency from provisioning", url: "http://p", json: `{"maxConcurrentQueries":"16"}`,
+			want: Settings{URL: "http://p", ScrapeInterval: 15 * time.Second, QueryTimeout: 30 * time.Second, InstanceLabel: "instance", MetricPrefix: "vllm:", MaxConcurrentQueries: 16}},
+		{name: "concurrency zero", url: "http://p", json: `{"maxConcurrentQueries":0}`, wantErr: `maxConcurrentQueries "0" is out of range; allowed: whole numbers 1 to 100`},
+		{name: "concurrency too high", url: "http://p", json: `{"maxConcurrentQueries":101}`, wantErr: `maxConcurrentQueries "101" is out of range`},
+		{name: "concurrency fraction", url: "http://p", json: `{"maxConcurrentQueries":2.5}`, wantErr: `maxConcurrentQueries "2.5" is out of range`},
 		{name: "url from jsonData", json: `{"prometheusUrl":"http://p:9090"}`,
 			want: Settings{URL: "http://p:9090", ScrapeInterval: 15 * time.Second, QueryTimeout: 30 * time.Second, InstanceLabel: "instance", MetricPrefix: "vllm:"}},
 		{name: "missing url", json: `{}`, wantErr: "url is empty"},
@@ -50,6 +55,11 @@ func TestLoadSettings(t *testing.T) {
 			require.Equal(t, tt.want.QueryTimeout, got.QueryTimeout)
 			require.Equal(t, tt.want.InstanceLabel, got.InstanceLabel)
 			require.Equal(t, tt.want.MetricPrefix, got.MetricPrefix)
+			if tt.want.MaxConcurrentQueries != 0 {
+				require.Equal(t, tt.want.MaxConcurrentQueries, got.MaxConcurrentQueries)
+			} else {
+				require.Equal(t, DefaultMaxConcurrentQueries, got.MaxConcurrentQueries)
+			}
 			require.Equal(t, got.QueryTimeout, got.HTTPOptions.Timeouts.Timeout)
 		})
 	}

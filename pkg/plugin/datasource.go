@@ -50,7 +50,7 @@ func NewDatasource(ctx context.Context, s backend.DataSourceInstanceSettings) (i
 	if ds.settingsErr != nil {
 		return ds, nil
 	}
-	ds.prom, ds.settingsErr = prom.New(prom.Options{URL: ds.settings.URL, HTTP: ds.settings.HTTPOptions})
+	ds.prom, ds.settingsErr = prom.New(prom.Options{URL: ds.settings.URL, HTTP: ds.settings.HTTPOptions, MaxConcurrent: ds.settings.MaxConcurrentQueries})
 	if ds.settingsErr != nil {
 		return ds, nil
 	}

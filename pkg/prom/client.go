@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,16 +22,26 @@ import (
 // the plugin allocate without bound.
 const DefaultMaxBodyBytes = 256 << 20
 
+// DefaultMaxConcurrent is how many requests one data-source instance sends
+// to Prometheus at once unless configured: below Prometheus' own
+// --query.max-concurrency (20), so a crowd of viewers queues here, where
+// each waiter's context is honoured, rather than inside Prometheus.
+const DefaultMaxConcurrent = 10
+
 // Options configures a Client.
 type Options struct {
 	URL          string
 	HTTP         httpclient.Options
 	MaxBodyBytes int64
+	// MaxConcurrent bounds the requests in flight to Prometheus from this
+	// client; 0 means DefaultMaxConcurrent.
+	MaxConcurrent int
 }
 
 // Client talks to one Prometheus-compatible server.
 type Client struct {
 	api  v1.API
+	raw  *rawClient
 	base *url.URL
 	// transport is the innermost transport, under the SDK's middlewares
 	// (which hide CloseIdleConnections), so Close can reach it.
@@ -60,7 +71,12 @@ func New(opts Options) (*Client, error) {
 	if max <= 0 {
 		max = DefaultMaxBodyBytes
 	}
-	c.api = v1.NewAPI(&rawClient{base: base, hc: hc, maxBody: max})
+	n := opts.MaxConcurrent
+	if n <= 0 {
+		n = DefaultMaxConcurrent
+	}
+	c.raw = &rawClient{base: base, hc: hc, maxBody: max, slots: make(chan struct{}, n)}
+	c.api = v1.NewAPI(c.raw)
 	return c, nil
 }
 
@@ -122,17 +138,25 @@ func (c *Client) Query(ctx context.Context, expr string, ts time.Time) (model.Ve
 	return vec, warn, nil
 }
 
-// QueryRange runs a range query that must return a matrix.
-func (c *Client) QueryRange(ctx context.Context, expr string, r v1.Range) (model.Matrix, []string, error) {
-	val, warn, _, err := c.api.QueryRange(ctx, expr, r)
+// QueryRange runs a range query that must return a matrix. The answer is
+// decoded as it arrives, straight into columns (see Series), never held
+// whole in memory.
+func (c *Client) QueryRange(ctx context.Context, expr string, r v1.Range) (Matrix, []string, error) {
+	form := url.Values{"query": {expr}, "start": {formatTime(r.Start)}, "end": {formatTime(r.End)},
+		"step": {strconv.FormatFloat(r.Step.Seconds(), 'f', -1, 64)}}
+	res, err := c.raw.stream(ctx, "/api/v1/query_range", form)
 	if err != nil {
 		return nil, nil, classify("query_range", err)
 	}
-	m, ok := val.(model.Matrix)
-	if !ok {
-		return nil, warn, &Error{Op: "query_range", Kind: KindBadResponse, Err: fmt.Errorf("expected a matrix, got %s", val.Type())}
+	if res.resultType != "matrix" {
+		return nil, res.warnings, &Error{Op: "query_range", Kind: KindBadResponse, Err: fmt.Errorf("expected a matrix, got %q", res.resultType)}
 	}
-	return m, warn, nil
+	return res.matrix, res.warnings, nil
+}
+
+// formatTime writes a time as Prometheus' API reads it (as client_golang does).
+func formatTime(t time.Time) string {
+	return strconv.FormatFloat(float64(t.Unix())+float64(t.Nanosecond())/1e9, 'f', -1, 64)
 }
 
 // rawClient implements api.Client: it adds typed errors for auth failures
@@ -141,6 +165,8 @@ type rawClient struct {
 	base    *url.URL
 	hc      *http.Client
 	maxBody int64
+	// slots holds one token per request in flight (the concurrency cap).
+	slots chan struct{}
 }
 
 var _ api.Client = (*rawClient)(nil)
@@ -158,6 +184,11 @@ func (r *rawClient) URL(ep string, args map[string]string) *url.URL {
 }
 
 func (r *rawClient) Do(ctx context.Context, req *http.Request) (*http.Response, []byte, error) {
+	release, err := r.acquire(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer release()
 	resp, err := r.hc.Do(req.WithContext(ctx))
 	if err != nil {
 		return nil, nil, err

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
 
+	"github.com/inferops/vllm-datasource/pkg/prom"
 	"github.com/inferops/vllm-datasource/pkg/query"
 )
 
@@ -23,7 +24,7 @@ func (p *namesProm) Query(context.Context, string, time.Time) (model.Vector, []s
 	return nil, nil, nil
 }
 
-func (p *namesProm) QueryRange(context.Context, string, v1.Range) (model.Matrix, []string, error) {
+func (p *namesProm) QueryRange(context.Context, string, v1.Range) (prom.Matrix, []string, error) {
 	return nil, nil, nil
 }
 

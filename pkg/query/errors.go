@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
@@ -15,10 +16,29 @@ import (
 // dashboard variable: Grafana does not interpolate those for alert rules.
 var ErrUnresolvedVariable = errors.New("unresolved template variable")
 
+// panicError is a panic caught on a goroutine the query started (a fetch
+// or one signal of several): the query's plugin error, never the process's.
+type panicError struct {
+	value any
+}
+
+func newPanicError(p any) error {
+	backend.Logger.Error("query goroutine panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+	return &panicError{value: p}
+}
+
+func (e *panicError) Error() string {
+	return fmt.Sprintf("internal error in the vLLM data source (please report it): %v", e.value)
+}
+
 // errorResponse classifies an error at the boundary: the user's input and
 // the systems we query are downstream; anything else is our bug.
 func errorResponse(refID string, err error) backend.DataResponse {
 	msg := fmt.Sprintf("query %s: %v", refID, err)
+	var pe *panicError
+	if errors.As(err, &pe) {
+		return backend.ErrDataResponseWithSource(backend.StatusInternal, backend.ErrorSourcePlugin, msg)
+	}
 	if prom.KindOf(err) != "" {
 		return promErrorResponse(msg, err)
 	}

@@ -29,6 +29,13 @@ type Executor struct {
 	Concurrency int
 	// Agents reaches the node agents; nil when none are configured.
 	Agents Agents
+	// Cache is shared by every request of this instance; made on first
+	// use with CacheBytes (0: prom.DefaultCacheBytes) when nil.
+	Cache      *prom.Cache
+	CacheBytes int64
+	// Now is the clock for cache freshness; time.Now when nil.
+	Now       func() time.Time
+	cacheOnce sync.Once
 }
 
 // plan is everything one query needs once it is parsed.
@@ -47,8 +54,13 @@ type plan struct {
 // on its own.
 func (e *Executor) QueryData(ctx context.Context, req *backend.QueryDataRequest) *backend.QueryDataResponse {
 	resp := backend.NewQueryDataResponse()
-	m := newMemo(e.Prom)
 	alert := fromAlert(req)
+	var shared *prom.Cache
+	if !alert {
+		// Alert rules must see Prometheus as it is now, never a cached answer.
+		shared = e.sharedCache()
+	}
+	m := newMemo(e.Prom, shared, e.cacheTTL)
 	n := e.Concurrency
 	if n <= 0 {
 		n = DefaultConcurrency

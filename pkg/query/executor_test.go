@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -87,10 +88,16 @@ func TestExecutorErrorPaths(t *testing.T) {
 
 func TestExecutorFetchesIdenticalPromQLOnce(t *testing.T) {
 	var ranges atomic.Int64
+	var mu sync.Mutex
+	perExpr := map[string]int{}
 	url := fakePrometheus(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		if strings.HasSuffix(r.URL.Path, "/query_range") {
 			ranges.Add(1)
+			_ = r.ParseForm()
+			mu.Lock()
+			perExpr[r.Form.Get("query")]++
+			mu.Unlock()
 			time.Sleep(20 * time.Millisecond) // let the duplicates overlap
 		}
 		if strings.Contains(r.URL.Path, "/label/") {
@@ -112,7 +119,13 @@ func TestExecutorFetchesIdenticalPromQLOnce(t *testing.T) {
 		require.Len(t, r.Frames, 1, "an empty result is one empty frame")
 		require.Contains(t, r.Frames[0].Meta.ExecutedQueryString, "num_requests_waiting")
 	}
-	require.Equal(t, int64(2), ranges.Load(), "four identical queries and one different: two round trips")
+	// queue runs running and waiting as two plain expressions (the fleet
+	// has no optional signals), so two distinct queries are four.
+	require.Equal(t, int64(4), ranges.Load(), "four identical queries and one different: each expression once")
+	require.Len(t, perExpr, 4)
+	for expr, n := range perExpr {
+		require.Equal(t, 1, n, expr)
+	}
 }
 
 func TestExecutorHugeRange(t *testing.T) {

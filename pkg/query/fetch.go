@@ -8,35 +8,39 @@ import (
 
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
+
+	"github.com/inferops/vllm-datasource/pkg/prom"
 )
 
 // Prometheus is what the executor needs from the client.
 type Prometheus interface {
 	Query(ctx context.Context, expr string, ts time.Time) (model.Vector, []string, error)
-	QueryRange(ctx context.Context, expr string, r v1.Range) (model.Matrix, []string, error)
+	QueryRange(ctx context.Context, expr string, r v1.Range) (prom.Matrix, []string, error)
 	MetricNames(ctx context.Context, nameRE string, start, end time.Time) ([]string, error)
 }
 
 // memo fetches each distinct (expression, range) once per request: panels
 // often repeat a query under several RefIDs (and annotations repeat the
-// panel's), and Prometheus should not pay for it twice.
+// panel's), and Prometheus should not pay for it twice. With a shared
+// cache it asks that first, so requests of other users share the answer
+// too; alert queries have none and always reach Prometheus.
 type memo struct {
-	prom  Prometheus
-	mu    sync.Mutex
-	calls map[string]*call
-	// fetches counts real round trips, for tests.
-	fetches int
+	prom   Prometheus
+	shared *prom.Cache
+	ttl    func(end time.Time, step time.Duration) func(prom.Result) time.Duration
+	mu     sync.Mutex
+	calls  map[string]*call
 }
 
 type call struct {
-	done     chan struct{}
-	matrix   model.Matrix
-	vector   model.Vector
-	warnings []string
-	err      error
+	done chan struct{}
+	res  prom.Result
+	err  error
 }
 
-func newMemo(p Prometheus) *memo { return &memo{prom: p, calls: map[string]*call{}} }
+func newMemo(p Prometheus, shared *prom.Cache, ttl func(time.Time, time.Duration) func(prom.Result) time.Duration) *memo {
+	return &memo{prom: p, shared: shared, ttl: ttl, calls: map[string]*call{}}
+}
 
 // get returns the call for key, and whether the caller must perform it.
 func (m *memo) get(key string) (*call, bool) {
@@ -47,41 +51,63 @@ func (m *memo) get(key string) (*call, bool) {
 	}
 	c := &call{done: make(chan struct{})}
 	m.calls[key] = c
-	m.fetches++
 	return c, true
 }
 
-func (m *memo) wait(ctx context.Context, c *call) error {
-	select {
-	case <-c.done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+// do runs fetch once per request for key, through the shared cache when
+// there is one.
+func (m *memo) do(ctx context.Context, key string, end time.Time, step time.Duration, fetch prom.Fetch) (prom.Result, error) {
+	c, mine := m.get(key)
+	if !mine {
+		select {
+		case <-c.done:
+			return c.res, c.err
+		case <-ctx.Done():
+			return prom.Result{}, ctx.Err()
+		}
+	}
+	fetch = recovered(fetch)
+	if m.shared != nil {
+		c.res, c.err = m.shared.Do(ctx, key, fetch, m.ttl(end, step))
+	} else {
+		c.res, c.err = fetch(ctx)
+	}
+	close(c.done)
+	return c.res, c.err
+}
+
+// recovered turns a panic inside fetch into its error: the shared cache
+// runs fetches on their own goroutines, where the executor's per-query
+// recovery cannot reach, and a panic there would end the plugin process.
+func recovered(fetch prom.Fetch) prom.Fetch {
+	return func(ctx context.Context) (res prom.Result, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				err = newPanicError(p)
+			}
+		}()
+		return fetch(ctx)
 	}
 }
 
-// rangeQuery runs a range query once per request.
-func (m *memo) rangeQuery(ctx context.Context, expr string, r v1.Range) (model.Matrix, []string, error) {
+// rangeQuery runs a range query once per request (and, with the shared
+// cache, about once per scrape across requests).
+func (m *memo) rangeQuery(ctx context.Context, expr string, r v1.Range) (prom.Matrix, []string, error) {
 	key := fmt.Sprintf("range\x00%s\x00%d\x00%d\x00%d", expr, r.Start.UnixMilli(), r.End.UnixMilli(), r.Step.Milliseconds())
-	c, mine := m.get(key)
-	if mine {
-		c.matrix, c.warnings, c.err = m.prom.QueryRange(ctx, expr, r)
-		close(c.done)
-	} else if err := m.wait(ctx, c); err != nil {
-		return nil, nil, err
-	}
-	return c.matrix, c.warnings, c.err
+	res, err := m.do(ctx, key, r.End, r.Step, func(ctx context.Context) (prom.Result, error) {
+		mat, warn, err := m.prom.QueryRange(ctx, expr, r)
+		return prom.Result{Matrix: mat, Warnings: warn}, err
+	})
+	return res.Matrix, res.Warnings, err
 }
 
-// instantQuery runs an instant query once per request.
-func (m *memo) instantQuery(ctx context.Context, expr string, ts time.Time) (model.Vector, []string, error) {
+// instantQuery runs an instant query once per request; step is the
+// panel's, which bounds how long a shared answer stays fresh.
+func (m *memo) instantQuery(ctx context.Context, expr string, ts time.Time, step time.Duration) (model.Vector, []string, error) {
 	key := fmt.Sprintf("instant\x00%s\x00%d", expr, ts.UnixMilli())
-	c, mine := m.get(key)
-	if mine {
-		c.vector, c.warnings, c.err = m.prom.Query(ctx, expr, ts)
-		close(c.done)
-	} else if err := m.wait(ctx, c); err != nil {
-		return nil, nil, err
-	}
-	return c.vector, c.warnings, c.err
+	res, err := m.do(ctx, key, ts, step, func(ctx context.Context) (prom.Result, error) {
+		vec, warn, err := m.prom.Query(ctx, expr, ts)
+		return prom.Result{Vector: vec, Warnings: warn}, err
+	})
+	return res.Vector, res.Warnings, err
 }

@@ -1,12 +1,14 @@
 package query_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -19,8 +21,10 @@ import (
 
 	"github.com/inferops/vllm-datasource/pkg/internal/fleettest"
 	"github.com/inferops/vllm-datasource/pkg/models"
+	"github.com/inferops/vllm-datasource/pkg/prom"
 	"github.com/inferops/vllm-datasource/pkg/query"
 	"github.com/inferops/vllm-datasource/pkg/sim"
+	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
 var (
@@ -67,16 +71,25 @@ func (r replay) get(kind, expr string, asked sent, into any) error {
 	if !ok {
 		return fmt.Errorf("no recorded %s response for %s", kind, expr)
 	}
-	want, ok := r.rec.Requests[key]
-	if !ok {
-		return fmt.Errorf("the recording has no request range for %s %s", kind, expr)
-	}
-	if !asked.Start.Equal(want.Start) || !asked.End.Equal(want.End) || asked.Step != want.Step {
-		return fmt.Errorf("%s query %s: asked for start %s end %s step %s; the recorded answer is for start %s end %s step %s",
-			kind, expr, asked.Start.UTC().Format(time.RFC3339Nano), asked.End.UTC().Format(time.RFC3339Nano), asked.Step,
-			want.Start.UTC().Format(time.RFC3339Nano), want.End.UTC().Format(time.RFC3339Nano), want.Step)
+	if err := r.check(key, asked); err != nil {
+		return err
 	}
 	return json.Unmarshal(raw, into)
+}
+
+// check fails unless the recorded answer under key was asked for over the
+// same start, end and step.
+func (r replay) check(key string, asked sent) error {
+	want, ok := r.rec.Requests[key]
+	if !ok {
+		return fmt.Errorf("the recording has no request range for %q", key)
+	}
+	if !asked.Start.Equal(want.Start) || !asked.End.Equal(want.End) || asked.Step != want.Step {
+		return fmt.Errorf("%q: asked for start %s end %s step %s; the recorded answer is for start %s end %s step %s",
+			key, asked.Start.UTC().Format(time.RFC3339Nano), asked.End.UTC().Format(time.RFC3339Nano), asked.Step,
+			want.Start.UTC().Format(time.RFC3339Nano), want.End.UTC().Format(time.RFC3339Nano), want.Step)
+	}
+	return nil
 }
 
 func (r replay) Query(_ context.Context, expr string, ts time.Time) (model.Vector, []string, error) {
@@ -84,9 +97,52 @@ func (r replay) Query(_ context.Context, expr string, ts time.Time) (model.Vecto
 	return v, nil, r.get("instant", expr, sent{Start: ts, End: ts}, &v)
 }
 
-func (r replay) QueryRange(_ context.Context, expr string, rg v1.Range) (model.Matrix, []string, error) {
-	var m model.Matrix
-	return m, nil, r.get("range", expr, sent{Start: rg.Start, End: rg.End, Step: rg.Step}, &m)
+// QueryRange decodes the recorded answer with the client's own streaming
+// decoder, so the goldens pin it too.
+func (r replay) QueryRange(_ context.Context, expr string, rg v1.Range) (prom.Matrix, []string, error) {
+	asked := sent{Start: rg.Start, End: rg.End, Step: rg.Step}
+	if _, ok := r.rec.Responses["range\x00"+expr]; !ok {
+		return r.part(expr, asked)
+	}
+	var raw json.RawMessage
+	if err := r.get("range", expr, asked, &raw); err != nil {
+		return nil, nil, err
+	}
+	m, err := prom.DecodeMatrix(bytes.NewReader(raw))
+	return m, nil, err
+}
+
+// part answers a plain signal expression from a recorded or-union that
+// held it tagged (label_replace(expr, "vllm_signal", "<name>", "", "")):
+// the union's series of that signal without the tag, which is what
+// Prometheus answers for the plain expression. The queue query once ran
+// its signals as one union; the recordings predate that change.
+func (r replay) part(expr string, asked sent) (prom.Matrix, []string, error) {
+	prefix := fmt.Sprintf("label_replace(%s, %q, \"", expr, vllm.SignalLabel)
+	for key, raw := range r.rec.Responses {
+		_, union, ok := strings.Cut(key, "\x00")
+		i := strings.Index(union, prefix)
+		if !ok || !strings.HasPrefix(key, "range\x00") || i < 0 {
+			continue
+		}
+		if err := r.check(key, asked); err != nil {
+			return nil, nil, err
+		}
+		name, _, _ := strings.Cut(union[i+len(prefix):], "\"")
+		m, err := prom.DecodeMatrix(bytes.NewReader(raw))
+		if err != nil {
+			return nil, nil, err
+		}
+		var out prom.Matrix
+		for _, s := range m {
+			if s.Labels[vllm.SignalLabel] == name {
+				delete(s.Labels, vllm.SignalLabel)
+				out = append(out, s)
+			}
+		}
+		return out, nil, nil
+	}
+	return nil, nil, fmt.Errorf("no recorded range response for %s", expr)
 }
 
 func (r replay) MetricNames(context.Context, string, time.Time, time.Time) ([]string, error) {
@@ -114,10 +170,26 @@ func (r *recorder) Query(ctx context.Context, expr string, ts time.Time) (model.
 	return v, w, err
 }
 
-func (r *recorder) QueryRange(ctx context.Context, expr string, rg v1.Range) (model.Matrix, []string, error) {
+func (r *recorder) QueryRange(ctx context.Context, expr string, rg v1.Range) (prom.Matrix, []string, error) {
 	m, w, err := r.Prometheus.QueryRange(ctx, expr, rg)
-	r.keep("range", expr, sent{Start: rg.Start, End: rg.End, Step: rg.Step}, m)
+	r.keep("range", expr, sent{Start: rg.Start, End: rg.End, Step: rg.Step}, toModel(m))
 	return m, w, err
+}
+
+// toModel writes a matrix back in Prometheus' JSON shape for recordings.
+func toModel(m prom.Matrix) model.Matrix {
+	out := make(model.Matrix, 0, len(m))
+	for _, s := range m {
+		ss := &model.SampleStream{Metric: model.Metric{}}
+		for k, v := range s.Labels {
+			ss.Metric[model.LabelName(k)] = model.LabelValue(v)
+		}
+		for i, t := range s.Times {
+			ss.Values = append(ss.Values, model.SamplePair{Timestamp: model.TimeFromUnixNano(t.UnixNano()), Value: model.SampleValue(s.Values[i])})
+		}
+		out = append(out, ss)
+	}
+	return out
 }
 
 func (r *recorder) MetricNames(ctx context.Context, re string, s, e time.Time) ([]string, error) {

@@ -34,7 +34,7 @@ func (p *plan) agentURLs(ctx context.Context, e *Executor) ([]string, error) {
 		return nil, ErrNoAgents
 	}
 	expr := fmt.Sprintf("group by (instance) (up{job=%q})", e.Settings.Agents.Job)
-	vec, _, err := p.memo.instantQuery(ctx, expr, p.iv.End)
+	vec, _, err := p.memo.instantQuery(ctx, expr, p.iv.End, p.iv.Step)
 	if err != nil {
 		return nil, fmt.Errorf("discover node agents from job %q: %w", e.Settings.Agents.Job, err)
 	}

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
+	"sync"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
-	"github.com/prometheus/common/model"
 
 	"github.com/inferops/vllm-datasource/pkg/frames"
+	"github.com/inferops/vllm-datasource/pkg/prom"
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
@@ -18,7 +20,7 @@ func (p *plan) rng() v1.Range {
 }
 
 // series runs one range query and frames it.
-func (p *plan) series(ctx context.Context, expr string, o frames.SeriesOptions) (data.Frames, model.Matrix, error) {
+func (p *plan) series(ctx context.Context, expr string, o frames.SeriesOptions) (data.Frames, prom.Matrix, error) {
 	m, warn, err := p.memo.rangeQuery(ctx, expr, p.rng())
 	if err != nil {
 		return nil, nil, err
@@ -29,16 +31,76 @@ func (p *plan) series(ctx context.Context, expr string, o frames.SeriesOptions) 
 	return frames.TimeSeries(m, o), m, nil
 }
 
+// queue runs each signal as its own plain expression, concurrently (see
+// vllm.QueueSignals for why), and tags the series here.
 func (p *plan) queue(ctx context.Context) (data.Frames, error) {
-	f, m, err := p.series(ctx, p.b.Queue(p.q.Grouping, p.q.Filters), frames.SeriesOptions{Unit: string(vllm.UnitRequests)})
+	sigs := p.b.QueueSignals(p.q.Grouping, p.q.Filters)
+	m, warn, err := p.signals(ctx, sigs)
 	if err != nil {
 		return nil, err
 	}
+	exprs := make([]string, len(sigs))
+	for i, s := range sigs {
+		exprs[i] = s.Expr
+	}
+	f := frames.TimeSeries(m, frames.SeriesOptions{Unit: string(vllm.UnitRequests), Legend: p.q.Legend,
+		GroupLabels: p.b.GroupLabels(p.q.Grouping), Executed: frames.Executed(strings.Join(exprs, "\n"), p.iv.Step),
+		Notices: append(append([]data.Notice{}, p.notices...), warningNotices(warn)...)})
 	addNotices(f, p.signalNotices(ctx, tagsOf(m), []need{
 		{key: vllm.Running, tags: []string{"running"}, without: "the running series are left out"},
 		{key: vllm.Waiting, tags: []string{"waiting"}, without: "the waiting series are left out"},
 	}))
 	return f, nil
+}
+
+// signals runs the expressions concurrently and merges their answers,
+// each series tagged with its signal. Series are copies with their own
+// labels; the columns are shared with the cache, read-only.
+func (p *plan) signals(ctx context.Context, sigs []vllm.SignalExpr) (prom.Matrix, []string, error) {
+	type answer struct {
+		m    prom.Matrix
+		warn []string
+		err  error
+	}
+	answers := make([]answer, len(sigs))
+	var wg sync.WaitGroup
+	for i, s := range sigs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a := &answers[i]
+			defer func() { // off the executor's goroutine: its recovery cannot see this one
+				if r := recover(); r != nil {
+					a.err = newPanicError(r)
+				}
+			}()
+			a.m, a.warn, a.err = p.memo.rangeQuery(ctx, s.Expr, p.rng())
+		}()
+	}
+	wg.Wait()
+	var out prom.Matrix
+	var warn []string
+	for i, a := range answers {
+		if a.err != nil {
+			return nil, nil, a.err
+		}
+		warn = append(warn, a.warn...)
+		for _, s := range a.m {
+			out = append(out, tagged(s, sigs[i].Name))
+		}
+	}
+	return out, warn, nil
+}
+
+// tagged is a copy of s with SignalLabel set to name.
+func tagged(s *prom.Series, name string) *prom.Series {
+	c := *s
+	c.Labels = make(map[string]string, len(s.Labels)+1)
+	for k, v := range s.Labels {
+		c.Labels[k] = v
+	}
+	c.Labels[vllm.SignalLabel] = name
+	return &c
 }
 
 func (p *plan) waitTime(ctx context.Context) (data.Frames, error) {
@@ -59,7 +121,7 @@ func (p *plan) waitTime(ctx context.Context) (data.Frames, error) {
 }
 
 // waitNotices says what a latency histogram cannot show.
-func waitNotices(m model.Matrix, key vllm.SignalKey, live bool) []data.Notice {
+func waitNotices(m prom.Matrix, key vllm.SignalKey, live bool) []data.Notice {
 	var out []data.Notice
 	if key == vllm.QueueTime && !live {
 		out = append(out, data.Notice{Severity: data.NoticeSeverityInfo,
@@ -74,14 +136,14 @@ func waitNotices(m model.Matrix, key vllm.SignalKey, live bool) []data.Notice {
 }
 
 // belowBucket returns the first quantile signal with a value under lowest.
-func belowBucket(m model.Matrix, lowest float64) string {
+func belowBucket(m prom.Matrix, lowest float64) string {
 	for _, s := range m {
-		sig := string(s.Metric[vllm.SignalLabel])
+		sig := s.Labels[vllm.SignalLabel]
 		if sig == "" || sig[0] != 'p' {
 			continue
 		}
-		for _, v := range s.Values {
-			if f := float64(v.Value); !math.IsNaN(f) && f > 0 && f < lowest {
+		for _, f := range s.Values {
+			if !math.IsNaN(f) && f > 0 && f < lowest {
 				return sig
 			}
 		}

@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
-	"github.com/prometheus/common/model"
 
+	"github.com/inferops/vllm-datasource/pkg/prom"
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
@@ -21,10 +21,10 @@ type need struct {
 }
 
 // tagsOf lists the SignalLabel values present in an answer.
-func tagsOf(m model.Matrix) map[string]bool {
+func tagsOf(m prom.Matrix) map[string]bool {
 	out := map[string]bool{}
 	for _, s := range m {
-		out[string(s.Metric[vllm.SignalLabel])] = true
+		out[s.Labels[vllm.SignalLabel]] = true
 	}
 	return out
 }
@@ -76,7 +76,7 @@ func anyTag(present map[string]bool, tags []string) bool {
 func (p *plan) enginesInRange(ctx context.Context) (int, error) {
 	lookback := p.iv.End.Sub(p.iv.Start) + p.iv.RateInterval
 	expr := fmt.Sprintf("count(last_over_time(%s[%s]))", p.b.EngineSelector(p.q.Filters), promDuration(lookback.Round(p.iv.Step)+p.iv.Step))
-	vec, _, err := p.memo.instantQuery(ctx, expr, p.iv.End)
+	vec, _, err := p.memo.instantQuery(ctx, expr, p.iv.End, p.iv.Step)
 	if err != nil || len(vec) == 0 {
 		return 0, err
 	}

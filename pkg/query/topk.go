@@ -10,6 +10,7 @@ import (
 
 	"github.com/inferops/vllm-datasource/pkg/frames"
 	"github.com/inferops/vllm-datasource/pkg/models"
+	"github.com/inferops/vllm-datasource/pkg/prom"
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
@@ -34,7 +35,7 @@ func (p *plan) topk(ctx context.Context) (data.Frames, error) {
 	if err != nil {
 		return nil, err
 	}
-	vec, warn, err := p.memo.instantQuery(ctx, rankExpr, p.iv.End)
+	vec, warn, err := p.memo.instantQuery(ctx, rankExpr, p.iv.End, p.iv.Step)
 	if err != nil {
 		return nil, err
 	}
@@ -117,29 +118,34 @@ type groupInfo struct {
 // split keeps the value series of ranked groups only (so exactly k come
 // back), renames their signal to the rank signal, and reads model and
 // engine count from the "engines" series.
-func (p *plan) split(m model.Matrix, top []ranked) (model.Matrix, map[string]groupInfo) {
+// The matrix may be shared through the result cache, so renamed series
+// are copies with their own labels; the columns are shared, read-only.
+func (p *plan) split(m prom.Matrix, top []ranked) (prom.Matrix, map[string]groupInfo) {
 	want := map[string]bool{}
 	for _, r := range top {
 		want[p.key(r.instance, r.engine)] = true
 	}
-	inst := model.LabelName(p.b.InstanceLabel)
-	var values model.Matrix
+	var values prom.Matrix
 	info := map[string]groupInfo{}
 	for _, s := range m {
-		k := p.key(string(s.Metric[inst]), string(s.Metric["engine"]))
+		k := p.key(s.Labels[p.b.InstanceLabel], s.Labels["engine"])
 		if !want[k] {
 			continue
 		}
-		switch s.Metric[vllm.SignalLabel] {
+		switch s.Labels[vllm.SignalLabel] {
 		case "value":
-			s.Metric = s.Metric.Clone()
-			s.Metric[vllm.SignalLabel] = model.LabelValue(p.q.RankBy)
-			values = append(values, s)
+			renamed := *s
+			renamed.Labels = make(map[string]string, len(s.Labels))
+			for name, v := range s.Labels {
+				renamed.Labels[name] = v
+			}
+			renamed.Labels[vllm.SignalLabel] = p.q.RankBy
+			values = append(values, &renamed)
 		case "engines":
 			gi := info[k]
-			gi.model = joinModel(gi.model, string(s.Metric["model_name"]))
+			gi.model = joinModel(gi.model, s.Labels["model_name"])
 			if n := len(s.Values); n > 0 {
-				gi.engines += int64(s.Values[n-1].Value)
+				gi.engines += int64(s.Values[n-1])
 			}
 			info[k] = gi
 		}

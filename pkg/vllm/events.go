@@ -5,7 +5,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/prometheus/common/model"
+	"github.com/inferops/vllm-datasource/pkg/prom"
 )
 
 // Event is one burst of preemptions on one engine: consecutive steps in
@@ -31,11 +31,11 @@ type engineKey struct{ instance, engine, model string }
 // step without an increase ends it. A drop is a counter reset (restart),
 // where the new value is the increase. step is the query step, used to
 // tell consecutive samples from a gap.
-func PreemptionEvents(m model.Matrix, instanceLabel string, step time.Duration) []Event {
-	counters, kv := map[engineKey]*model.SampleStream{}, map[engineKey]*model.SampleStream{}
+func PreemptionEvents(m prom.Matrix, instanceLabel string, step time.Duration) []Event {
+	counters, kv := map[engineKey]*prom.Series{}, map[engineKey]*prom.Series{}
 	for _, s := range m {
-		k := engineKey{string(s.Metric[model.LabelName(instanceLabel)]), string(s.Metric["engine"]), string(s.Metric["model_name"])}
-		switch s.Metric[SignalLabel] {
+		k := engineKey{s.Labels[instanceLabel], s.Labels["engine"], s.Labels["model_name"]}
+		switch s.Labels[SignalLabel] {
 		case "preemptions":
 			counters[k] = s
 		case "kv_usage":
@@ -44,7 +44,7 @@ func PreemptionEvents(m model.Matrix, instanceLabel string, step time.Duration) 
 	}
 	var out []Event
 	for k, s := range counters {
-		out = append(out, bursts(k, s.Values, kv[k], step)...)
+		out = append(out, bursts(k, s, kv[k], step)...)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if !out[i].Start.Equal(out[j].Start) {
@@ -56,17 +56,16 @@ func PreemptionEvents(m model.Matrix, instanceLabel string, step time.Duration) 
 }
 
 // bursts walks one counter series.
-func bursts(k engineKey, vals []model.SamplePair, kv *model.SampleStream, step time.Duration) []Event {
+func bursts(k engineKey, s *prom.Series, kv *prom.Series, step time.Duration) []Event {
 	var out []Event
 	var cur *Event
-	for i := 1; i < len(vals); i++ {
-		prev, p := vals[i-1], vals[i]
-		inc := float64(p.Value - prev.Value)
+	for i := 1; i < len(s.Values); i++ {
+		inc := s.Values[i] - s.Values[i-1]
 		if inc < 0 {
-			inc = float64(p.Value) // counter reset
+			inc = s.Values[i] // counter reset
 		}
-		adjacent := p.Timestamp.Sub(prev.Timestamp) <= step
-		t := p.Timestamp.Time().UTC()
+		adjacent := s.Times[i].Sub(s.Times[i-1]) <= step
+		t := s.Times[i]
 		switch {
 		case inc > 0 && cur != nil && adjacent:
 			cur.End, cur.Count = t, cur.Count+inc
@@ -85,18 +84,17 @@ func bursts(k engineKey, vals []model.SamplePair, kv *model.SampleStream, step t
 
 // peak is the highest KV usage from one step before a burst to its end:
 // the pressure that caused it is often visible just before.
-func peak(kv *model.SampleStream, start, end time.Time, step time.Duration) float64 {
+func peak(kv *prom.Series, start, end time.Time, step time.Duration) float64 {
 	if kv == nil {
 		return math.NaN()
 	}
 	best := math.NaN()
-	from := model.TimeFromUnixNano(start.Add(-step).UnixNano())
-	to := model.TimeFromUnixNano(end.UnixNano())
-	for _, p := range kv.Values {
-		if p.Timestamp.Before(from) || p.Timestamp.After(to) {
+	from := start.Add(-step)
+	for i, ts := range kv.Times {
+		if ts.Before(from) || ts.After(end) {
 			continue
 		}
-		if v := float64(p.Value); math.IsNaN(best) || v > best {
+		if v := kv.Values[i]; math.IsNaN(best) || v > best {
 			best = v
 		}
 	}

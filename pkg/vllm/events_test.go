@@ -5,17 +5,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
+
+	"github.com/inferops/vllm-datasource/pkg/prom"
 )
 
-func stream(signal, inst, eng string, start time.Time, step time.Duration, vals ...float64) *model.SampleStream {
-	s := &model.SampleStream{Metric: model.Metric{SignalLabel: model.LabelValue(signal), "instance": model.LabelValue(inst), "engine": model.LabelValue(eng), "model_name": "m"}}
+func stream(signal, inst, eng string, start time.Time, step time.Duration, vals ...float64) *prom.Series {
+	s := &prom.Series{Labels: map[string]string{SignalLabel: signal, "instance": inst, "engine": eng, "model_name": "m"}}
 	for i, v := range vals {
 		if math.IsNaN(v) {
 			continue // a gap
 		}
-		s.Values = append(s.Values, model.SamplePair{Timestamp: model.TimeFromUnixNano(start.Add(time.Duration(i) * step).UnixNano()), Value: model.SampleValue(v)})
+		s.Times = append(s.Times, start.Add(time.Duration(i)*step))
+		s.Values = append(s.Values, v)
 	}
 	return s
 }
@@ -27,27 +29,27 @@ func TestPreemptionEvents(t *testing.T) {
 	gap := math.NaN()
 	tests := []struct {
 		name string
-		m    model.Matrix
+		m    prom.Matrix
 		want []Event
 	}{
-		{name: "no increase", m: model.Matrix{stream("preemptions", "a", "0", t0, step, 3, 3, 3)}},
-		{name: "one step is a point", m: model.Matrix{stream("preemptions", "a", "0", t0, step, 0, 0, 2, 2)},
+		{name: "no increase", m: prom.Matrix{stream("preemptions", "a", "0", t0, step, 3, 3, 3)}},
+		{name: "one step is a point", m: prom.Matrix{stream("preemptions", "a", "0", t0, step, 0, 0, 2, 2)},
 			want: []Event{{Start: at(2), End: at(2), Count: 2, KVUsage: math.NaN(), Instance: "a", Engine: "0", Model: "m"}}},
-		{name: "consecutive steps merge, KV peak joined", m: model.Matrix{
+		{name: "consecutive steps merge, KV peak joined", m: prom.Matrix{
 			stream("preemptions", "a", "0", t0, step, 0, 1, 4, 5, 5, 7),
 			stream("kv_usage", "a", "0", t0, step, 0.5, 0.99, 0.97, 0.9, 0.4, 0.95),
 		}, want: []Event{
 			{Start: at(1), End: at(3), Count: 5, KVUsage: 0.99, Instance: "a", Engine: "0", Model: "m"},
 			{Start: at(5), End: at(5), Count: 2, KVUsage: 0.95, Instance: "a", Engine: "0", Model: "m"},
 		}},
-		{name: "counter reset counts the new value", m: model.Matrix{stream("preemptions", "a", "0", t0, step, 10, 3)},
+		{name: "counter reset counts the new value", m: prom.Matrix{stream("preemptions", "a", "0", t0, step, 10, 3)},
 			want: []Event{{Start: at(1), End: at(1), Count: 3, KVUsage: math.NaN(), Instance: "a", Engine: "0", Model: "m"}}},
-		{name: "a gap splits a burst", m: model.Matrix{stream("preemptions", "a", "0", t0, step, 0, 1, gap, 3)},
+		{name: "a gap splits a burst", m: prom.Matrix{stream("preemptions", "a", "0", t0, step, 0, 1, gap, 3)},
 			want: []Event{
 				{Start: at(1), End: at(1), Count: 1, KVUsage: math.NaN(), Instance: "a", Engine: "0", Model: "m"},
 				{Start: at(3), End: at(3), Count: 2, KVUsage: math.NaN(), Instance: "a", Engine: "0", Model: "m"},
 			}},
-		{name: "engines apart, sorted by time", m: model.Matrix{
+		{name: "engines apart, sorted by time", m: prom.Matrix{
 			stream("preemptions", "b", "1", t0, step, 0, 0, 1),
 			stream("preemptions", "a", "0", t0, step, 0, 1, 1),
 		}, want: []Event{

@@ -199,6 +199,25 @@ func (h *Host) QueryData(t testing.TB, ds backend.DataSourceInstanceSettings, he
 	return out
 }
 
+// QueryDataErr is QueryData for callers that run many requests at once
+// (load tests): it returns the transport error instead of failing the test.
+func (h *Host) QueryDataErr(ctx context.Context, ds backend.DataSourceInstanceSettings, headers map[string]string, queries ...backend.DataQuery) (*backend.QueryDataResponse, error) {
+	req := &backend.QueryDataRequest{PluginContext: h.PluginContext(ds), Headers: headers, Queries: queries}
+	resp, err := h.data.QueryData(ctx, backend.ToProto().QueryDataRequest(req))
+	if err != nil {
+		return nil, err
+	}
+	return backend.FromProto().QueryDataResponse(resp)
+}
+
+// Pid is the plugin process' id (to read its memory use), 0 if unknown.
+func (h *Host) Pid() int {
+	if rc := h.client.ReattachConfig(); rc != nil {
+		return rc.Pid
+	}
+	return 0
+}
+
 // CallResource calls a resource route (path without leading slash).
 func (h *Host) CallResource(t testing.TB, ds backend.DataSourceInstanceSettings, method, path string, body []byte) *backend.CallResourceResponse {
 	t.Helper()

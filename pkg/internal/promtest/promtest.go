@@ -32,6 +32,11 @@ type Options struct {
 	ScrapeInterval time.Duration
 	// ConfigFile, when set, is used as-is instead of a generated config.
 	ConfigFile string
+	// DataDir, when set, is the TSDB directory (e.g. holding backfilled
+	// blocks); otherwise a fresh temp dir.
+	DataDir string
+	// Flags are extra command-line flags (e.g. --query.timeout=10m).
+	Flags []string
 }
 
 // Server is a running Prometheus.
@@ -70,10 +75,15 @@ func Start(t testing.TB, o Options) *Server {
 		writeFile(t, cfg, Config(o))
 	}
 	addr := freeAddr(t)
-	args := []string{"--config.file=" + cfg, "--storage.tsdb.path=" + filepath.Join(dir, "data"),
+	data := o.DataDir
+	if data == "" {
+		data = filepath.Join(dir, "data")
+	}
+	args := []string{"--config.file=" + cfg, "--storage.tsdb.path=" + data,
 		"--web.listen-address=" + addr, "--log.level=warn",
 		// Hidden flag: apply discovered targets at once instead of after 5s.
 		"--scrape.discovery-reload-interval=100ms"}
+	args = append(args, o.Flags...)
 	s := &Server{URL: "http://" + addr, Addr: addr, logPath: filepath.Join(dir, "prometheus.log")}
 	s.proc = startProcess(t, bin, args, s.logPath)
 	t.Cleanup(func() { s.proc.kill(); _ = s.proc.log.Close() })

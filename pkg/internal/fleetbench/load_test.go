@@ -1,0 +1,186 @@
+package fleetbench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+)
+
+// dashboard is six ordinary panels of a fleet overview, as Grafana sends
+// them in one request.
+var dashboard = []string{
+	`{"queryType":"queue","grouping":"model"}`,
+	`{"queryType":"waitTime","grouping":"model"}`,
+	`{"queryType":"topk","k":5,"rankBy":"waiting"}`,
+	`{"queryType":"topk","k":5,"rankBy":"kv_usage","grouping":"instance_engine","asSeries":true}`,
+	`{"queryType":"preemptions","asSeries":true,"grouping":"model"}`,
+	`{"queryType":"promql","expr":"sum by (model_name) (vllm:num_requests_running)","legend":"{{model_name}}"}`,
+}
+
+// loadResult is what the load phase saw.
+type loadResult struct {
+	calls, errors int
+	firstErr      string
+	p50, p99      time.Duration
+	executions    float64 // Prometheus query executions during the load
+	distinct      int     // distinct PromQL expressions in one dashboard
+	steps         float64 // query steps the load lasted
+	rssPeakMB     float64
+}
+
+// load runs callers concurrent users, each refreshing the dashboard over
+// the last span (ending now) as soon as the last refresh answered, for
+// loadFor; then reads Prometheus' own count of executed queries.
+func (e *env) load(t *testing.T) loadResult {
+	before := e.readCounter(t, `prometheus_engine_query_duration_seconds_count{slice="inner_eval"}`)
+	var mu sync.Mutex
+	var lat []time.Duration
+	res := loadResult{}
+	deadline := time.Now().Add(*loadFor)
+	var wg sync.WaitGroup
+	for range *callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				start := time.Now()
+				err := e.dashboardOnce(start)
+				d := time.Since(start)
+				mu.Lock()
+				res.calls++
+				lat = append(lat, d)
+				if err != nil {
+					res.errors++
+					if res.firstErr == "" {
+						res.firstErr = err.Error()
+					}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	after := e.readCounter(t, `prometheus_engine_query_duration_seconds_count{slice="inner_eval"}`)
+	res.executions = after - before
+	res.steps = loadFor.Seconds() / step.Seconds()
+	res.distinct = e.distinctExprs(t)
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	if n := len(lat); n > 0 {
+		res.p50, res.p99 = lat[n/2], lat[min(n-1, n*99/100)]
+	}
+	res.rssPeakMB = peakRSS(e.host.Pid())
+	return res
+}
+
+func (e *env) dashboardQueries(end time.Time) []backend.DataQuery {
+	qs := make([]backend.DataQuery, len(dashboard))
+	for i, js := range dashboard {
+		qs[i] = backend.DataQuery{RefID: fmt.Sprintf("P%d", i), JSON: json.RawMessage(js), Interval: step,
+			MaxDataPoints: int64(*span / step), TimeRange: backend.TimeRange{From: end.Add(-*span), To: end}}
+	}
+	return qs
+}
+
+// dashboardOnce sends the dashboard's request; any failed panel fails it.
+func (e *env) dashboardOnce(end time.Time) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	resp, err := e.host.QueryDataErr(ctx, e.ds, nil, e.dashboardQueries(end)...)
+	if err != nil {
+		return err
+	}
+	for ref, r := range resp.Responses {
+		if r.Error != nil {
+			return fmt.Errorf("%s: %w", ref, r.Error)
+		}
+	}
+	return nil
+}
+
+// distinctExprs counts the PromQL expressions one dashboard refresh runs.
+func (e *env) distinctExprs(t *testing.T) int {
+	resp, err := e.host.QueryDataErr(context.Background(), e.ds, nil, e.dashboardQueries(time.Now())...)
+	if err != nil {
+		t.Fatalf("dashboard: %v", err)
+	}
+	seen := map[string]bool{}
+	for _, r := range resp.Responses {
+		for _, f := range r.Frames {
+			if f.Meta == nil || f.Meta.ExecutedQueryString == "" {
+				continue
+			}
+			s := strings.TrimPrefix(f.Meta.ExecutedQueryString, "Expr: ")
+			s = s[:strings.LastIndex(s, "\nStep: ")]
+			for _, x := range strings.Split(s, "\n") {
+				seen[x] = true
+			}
+		}
+	}
+	return len(seen)
+}
+
+// peakRSS is the process' peak resident memory (VmHWM) in MB.
+func peakRSS(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "VmHWM:") {
+			var kb float64
+			_, _ = fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(line, "VmHWM:")), "%f", &kb)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+// render prints the table of medians and ratios.
+func render(rows []row, ld loadResult, engines int, span time.Duration) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%d engines, range %s at step %s, medians of %d interleaved runs\n\n", engines, span, step, *reps)
+	fmt.Fprintf(&b, "| case | points | plugin (gRPC) | raw HTTP, plugin's plan | ratio | raw HTTP, other plan | plugin ÷ fastest raw |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range rows {
+		if r.err != "" && r.plugin == 0 {
+			fmt.Fprintf(&b, "| %s | — | failed: %.120s | | | | |\n", r.name, r.err)
+			continue
+		}
+		fast, fastRatio := "—", "—"
+		best := r.raw
+		if r.fast > 0 {
+			fast = ms(r.fast)
+			best = min(r.raw, r.fast)
+		}
+		if best > 0 {
+			fastRatio = fmt.Sprintf("%.2f×", float64(r.plugin)/float64(best))
+		}
+		name := r.name
+		if r.err != "" {
+			name += fmt.Sprintf(" (a run failed: %.80s)", r.err)
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %.2f× | %s | %s |\n", name, r.points, ms(r.plugin), ms(r.raw), float64(r.plugin)/float64(max(r.raw, 1)), fast, fastRatio)
+	}
+	perStep := 0.0
+	if ld.distinct > 0 && ld.steps > 0 {
+		perStep = ld.executions / float64(ld.distinct) / ld.steps
+	}
+	fmt.Fprintf(&b, "\nload: %d callers × %s, one dashboard of %d panels (%d distinct PromQL expressions) per call, ranges ending now\n\n", *callers, *loadFor, len(dashboard), ld.distinct)
+	fmt.Fprintf(&b, "| calls | errors | p50 | p99 | Prometheus executions | per distinct query per step | plugin peak RSS |\n|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "| %d | %d | %s | %s | %.0f | %.2f | %.0f MB |\n", ld.calls, ld.errors, ms(ld.p50), ms(ld.p99), ld.executions, perStep, ld.rssPeakMB)
+	return b.String()
+}
+
+func ms(d time.Duration) string {
+	if d < 10*time.Millisecond {
+		return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000)
+	}
+	return fmt.Sprintf("%d ms", d.Milliseconds())
+}

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Side-by-side benchmark of the plugin against raw Prometheus at fleet scale.
+#
+# Builds the plugin binary, writes N vLLM engines' history as OpenMetrics and
+# backfills a real Prometheus with `promtool tsdb create-blocks-from
+# openmetrics`, then runs each query type through the plugin over gRPC (as
+# Grafana does, pkg/internal/grafanahost) and the same PromQL over raw HTTP,
+# interleaved, plus a many-caller load of one dashboard; prints one table of
+# medians and ratios (pkg/internal/fleetbench). Nothing here asserts a time.
+#
+#   bash scripts/bench.sh                  # 1,000 engines, 1 h at 5 s, 200 callers for 60 s
+#   bash scripts/bench.sh --engines 5000   # a bigger fleet
+#   bash scripts/bench.sh --short          # small and quick (scripts/test.sh runs this)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+engines=1000 span=1h reps=5 callers=200 load=60s out=""
+usage() {
+	sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+	echo "options: --engines N  --span 1h  --reps 5  --callers 200  --load 60s  --out FILE  --short"
+}
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--engines) engines=$2; shift 2 ;;
+	--span) span=$2; shift 2 ;;
+	--reps) reps=$2; shift 2 ;;
+	--callers) callers=$2; shift 2 ;;
+	--load) load=$2; shift 2 ;;
+	--out) out=$2; shift 2 ;;
+	--short) engines=10 span=10m reps=2 callers=4 load=2s; shift ;;
+	-h | --help) usage; exit 0 ;;
+	*) echo "unknown option: $1" >&2; usage >&2; exit 2 ;;
+	esac
+done
+
+for tool in go prometheus promtool; do
+	command -v "$tool" >/dev/null || { echo "$tool is missing: run scripts/test.sh once (it installs Debian's prometheus package)" >&2; exit 1; }
+done
+
+echo "==> $(nproc) CPUs, $(prometheus --version 2>&1 | head -1)"
+echo "==> $engines engines, range $span, $reps runs per case, load of $callers callers for $load"
+args=(-bench.engines="$engines" -bench.span="$span" -bench.reps="$reps" -bench.callers="$callers" -bench.load="$load")
+[ -n "$out" ] && args+=(-bench.out="$(realpath -m "$out")")
+go test -count=1 -timeout 3h -run '^TestFleetBench$' -v ./pkg/internal/fleetbench/ -args "${args[@]}"
