@@ -3,8 +3,10 @@
 # installs what it needs (Prometheus and Chromium from Debian, Go modules,
 # npm packages), then runs Go vet and tests (unit, real-Prometheus
 # integration, go-plugin host tests, short fuzzing, the mutation score of
-# pkg/vllm, pkg/health and pkg/frames), the backend build,
-# and the frontend's typecheck, lint, jest, build and browser check.
+# pkg/vllm, pkg/health and pkg/frames), the release archive
+# (scripts/package.sh, checked and installed by pkg/release's tests), the
+# backend build, and the frontend's typecheck, lint, jest, build and
+# browser check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -55,6 +57,15 @@ if [ -n "$unformatted" ]; then
 	echo "gofmt would change: $unformatted" >&2
 	exit 1
 fi
+
+# The release archive, before the Go tests: pkg/release checks it with the catalogue's offline checks, breaks
+# it on purpose, and installs it into a temporary plugins folder and launches its binary over go-plugin.
+PACKAGE_PLATFORMS="${PACKAGE_PLATFORMS:-linux/amd64,linux/arm64,darwin/amd64,darwin/arm64,windows/amd64}"
+step "release archive (scripts/package.sh for ${PACKAGE_PLATFORMS}: frontend, backend, offline catalogue checks)"
+bash scripts/package.sh --platforms "$PACKAGE_PLATFORMS"
+VLLM_PLUGIN_ARCHIVE="$PWD/release/inferops-vllm-datasource-$(node -p "require('./package.json').version").zip"
+VLLM_PLUGIN_PLATFORMS="$PACKAGE_PLATFORMS"
+export VLLM_PLUGIN_ARCHIVE VLLM_PLUGIN_PLATFORMS
 
 step "go test (unit, integration against real Prometheus, host)"
 # -parallel: integration tests wait seconds on Prometheus' first scrape, so
