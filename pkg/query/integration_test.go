@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferops/vllm-datasource/pkg/internal/fleettest"
+	"github.com/inferops/vllm-datasource/pkg/internal/promtest"
 	"github.com/inferops/vllm-datasource/pkg/models"
 	"github.com/inferops/vllm-datasource/pkg/prom"
 	"github.com/inferops/vllm-datasource/pkg/query"
@@ -51,17 +52,32 @@ func byName(frames data.Frames) map[string]*data.Frame {
 // TestHotFleet runs every query type against real Prometheus scraping a
 // simulated fleet with one hot instance and checks the answers against the
 // simulator's true state.
+//
+// One simulated fleet is scraped by every back end (Debian's Prometheus 2,
+// Prometheus 3, VictoriaMetrics), and each must give the same answers.
 func TestHotFleet(t *testing.T) {
 	t.Parallel()
 	env := fleettest.Start(t, fleettest.HotFleet(7))
+	servers := map[promtest.Kind]*promtest.Server{promtest.Prometheus2: env.Prom}
+	for _, k := range promtest.Kinds()[1:] {
+		servers[k] = env.Also(t, k)
+	}
+	for _, k := range promtest.Kinds() {
+		servers[k].WaitForSeries(t, `count_over_time(vllm:num_preemptions_total[1m]) >= 18`, 1, 90*time.Second)
+	}
+	for _, k := range promtest.Kinds() {
+		t.Run(k.Name(), func(t *testing.T) { checkHotFleet(t, env, servers[k]) })
+	}
+}
+
+func checkHotFleet(t *testing.T, env *fleettest.Env, srv *promtest.Server) {
 	hot := env.Endpoints[0].Addr
-	env.Prom.WaitForSeries(t, `count_over_time(vllm:num_preemptions_total[1m]) >= 18`, 1, 60*time.Second)
 	to := time.Now()
 	from := env.Started
-	e := executor(t, env.Prom.URL)
+	e := executor(t, srv.URL)
 	// The simulator runs a few seconds before Prometheus first scrapes it;
 	// what happened then is in no series, so comparisons start after it.
-	firstScrape := env.FirstScrape(t)
+	firstScrape := fleettest.FirstScrape(t, srv)
 
 	t.Run("queue matches the simulator within one scrape", func(t *testing.T) {
 		resp := run(t, e, dq("A", `{"queryType":"queue","grouping":"instance"}`, from, to))

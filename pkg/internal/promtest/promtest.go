@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -32,12 +33,36 @@ type Options struct {
 	ScrapeInterval time.Duration
 	// ConfigFile, when set, is used as-is instead of a generated config.
 	ConfigFile string
+	// Backend is the server to run (default Debian's Prometheus 2).
+	Backend Kind
+	// Groups are extra static target groups of the job "vllm", each with
+	// its own target labels (e.g. cluster), for shared-store tests.
+	Groups []Group
+	// AgentGroups are static target groups of the job "vllm-node-agent".
+	AgentGroups []Group
+	// ExternalLabels are Prometheus' global external labels (Thanos
+	// sidecars require them).
+	ExternalLabels map[string]string
+	// Relabel is appended verbatim (YAML, indented for a scrape job) to the
+	// job's relabel_configs, e.g. hashmod sharding.
+	Relabel string
+	// Args are extra command-line flags.
+	Args []string
+}
+
+// Group is one static target group with target labels.
+type Group struct {
+	Targets []string
+	Labels  map[string]string
 }
 
 // Server is a running Prometheus.
 type Server struct {
-	URL  string
-	Addr string
+	URL     string
+	Addr    string
+	Backend Kind
+	// Dir holds the config, the data and the log.
+	Dir string
 }
 
 // Binary finds the prometheus executable or fails the test with what to do.
@@ -59,7 +84,7 @@ func Binary(t testing.TB) string {
 // its data removed when the test ends.
 func Start(t testing.TB, o Options) *Server {
 	t.Helper()
-	bin := Binary(t)
+	bin := binaryFor(t, o.Backend)
 	dir := t.TempDir()
 	cfg := o.ConfigFile
 	if cfg == "" {
@@ -67,10 +92,7 @@ func Start(t testing.TB, o Options) *Server {
 		writeFile(t, cfg, Config(o))
 	}
 	addr := freeAddr(t)
-	cmd := exec.Command(bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr, "--log.level=warn",
-		// Hidden flag: apply discovered targets at once instead of after 5s.
-		"--scrape.discovery-reload-interval=100ms")
+	cmd := exec.Command(bin, append(args(o.Backend, cfg, dir, addr), o.Args...)...)
 	logFile, err := os.Create(filepath.Join(dir, "prometheus.log"))
 	if err != nil {
 		t.Fatalf("create prometheus log: %v", err)
@@ -84,8 +106,8 @@ func Start(t testing.TB, o Options) *Server {
 		_ = cmd.Wait()
 		_ = logFile.Close()
 	})
-	s := &Server{URL: "http://" + addr, Addr: addr}
-	s.waitReady(t, filepath.Join(dir, "prometheus.log"))
+	s := &Server{URL: "http://" + addr, Addr: addr, Backend: o.Backend, Dir: dir}
+	s.waitReady(t, readyPath(o.Backend), filepath.Join(dir, "prometheus.log"))
 	return s
 }
 
@@ -96,7 +118,12 @@ func Config(o Options) string {
 		iv = time.Second
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "global:\n  scrape_interval: %s\n  evaluation_interval: %s\nscrape_configs:\n  - job_name: vllm\n", iv, iv)
+	fmt.Fprintf(&b, "global:\n  scrape_interval: %s\n  evaluation_interval: %s\n", iv, iv)
+	writeLabels(&b, "  external_labels:\n", "    ", o.ExternalLabels)
+	b.WriteString("scrape_configs:\n  - job_name: vllm\n")
+	if o.Relabel != "" {
+		b.WriteString("    relabel_configs:\n" + o.Relabel)
+	}
 	if o.TargetsFile != "" {
 		fmt.Fprintf(&b, "    file_sd_configs:\n      - files: [%q]\n        refresh_interval: 1s\n", o.TargetsFile)
 	}
@@ -107,14 +134,53 @@ func Config(o Options) string {
 		}
 		fmt.Fprintf(&b, "    static_configs:\n      - targets: [%s]\n", strings.Join(quoted, ", "))
 	}
+	if len(o.Groups) > 0 && len(o.Targets) == 0 {
+		b.WriteString("    static_configs:\n")
+	}
+	writeGroups(&b, o.Groups)
+	if len(o.AgentGroups) > 0 {
+		b.WriteString("  - job_name: vllm-node-agent\n    static_configs:\n")
+		writeGroups(&b, o.AgentGroups)
+	}
 	return b.String()
 }
 
-func (s *Server) waitReady(t testing.TB, logPath string) {
+func writeGroups(b *strings.Builder, gs []Group) {
+	for _, g := range gs {
+		fmt.Fprintf(b, "      - targets: [%s]\n", quoteAll(g.Targets))
+		writeLabels(b, "        labels:\n", "          ", g.Labels)
+	}
+}
+
+func quoteAll(vs []string) string {
+	quoted := make([]string, len(vs))
+	for i, v := range vs {
+		quoted[i] = fmt.Sprintf("%q", v)
+	}
+	return strings.Join(quoted, ", ")
+}
+
+// writeLabels writes a YAML map of labels in a stable order.
+func writeLabels(b *strings.Builder, head, indent string, ls map[string]string) {
+	if len(ls) == 0 {
+		return
+	}
+	names := make([]string, 0, len(ls))
+	for n := range ls {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	b.WriteString(head)
+	for _, n := range names {
+		fmt.Fprintf(b, "%s%s: %q\n", indent, n, ls[n])
+	}
+}
+
+func (s *Server) waitReady(t testing.TB, path, logPath string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		resp, err := http.Get(s.URL + "/-/ready")
+		resp, err := http.Get(s.URL + path)
 		if err == nil {
 			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -124,7 +190,7 @@ func (s *Server) waitReady(t testing.TB, logPath string) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	log, _ := os.ReadFile(logPath)
-	t.Fatalf("prometheus at %s not ready after 30s; log:\n%s", s.URL, log)
+	t.Fatalf("%s at %s not ready after 30s; log:\n%s", s.Backend, s.URL, log)
 }
 
 // Query runs an instant query and returns the raw "result" array.
