@@ -183,7 +183,7 @@ func TestHostSelector(t *testing.T) {
 
 	t.Run("agent discovery finds only the cluster's agents", func(t *testing.T) {
 		for _, tt := range []struct {
-			ds         backend.DataSourceInstanceSettings
+			ds          backend.DataSourceInstanceSettings
 			node, other string
 		}{{dsA, "node-a", "node-b"}, {dsB, "node-b", "node-a"}} {
 			r := host.QueryData(t, tt.ds, nil, at("G", `{"queryType":"gpu"}`)).Responses["G"]
