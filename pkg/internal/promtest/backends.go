@@ -100,6 +100,8 @@ func args(k Kind, cfg, dir, addr string) []string {
 	if k == VictoriaMetrics {
 		return []string{"-promscrape.config=" + cfg, "-storageDataPath=" + filepath.Join(dir, "data"),
 			"-httpListenAddr=" + addr, "-loggerLevel=WARN", "-retentionPeriod=1d",
+			// The generated config has Prometheus-only fields (evaluation_interval).
+			"-promscrape.config.strictParse=false",
 			// VictoriaMetrics hides the newest 30s of samples from queries
 			// by default (-search.latencyOffset); the tests compare with
 			// what the simulator did a second ago, as on Prometheus.
