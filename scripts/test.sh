@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, from a machine that has never seen the project:
-# installs what it needs (Prometheus and Chromium from Debian, Go modules,
-# npm packages), then runs Go vet and tests (unit, real-Prometheus
-# integration, go-plugin host tests, short fuzzing), the backend build,
+# installs what it needs (Prometheus, VictoriaMetrics and Chromium from
+# Debian, Go modules, npm packages; Prometheus 3 and Thanos built from the
+# Go module proxy into ~/.cache/inferops-vllm by scripts/backends.sh),
+# then runs Go vet and tests (unit, integration against every back end, go-plugin host tests, short fuzzing), the backend build,
 # and the frontend's typecheck, lint, jest, build and browser check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,11 +22,16 @@ apt_install() {
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
-step "system packages (prometheus, promtool)"
-apt_install prometheus
+step "system packages (prometheus, promtool, victoria-metrics)"
+apt_install prometheus victoria-metrics
 
 step "go modules"
 go mod download
+
+step "back ends: Prometheus 3 and Thanos from the Go module proxy (cached; built only when missing)"
+backends_start=$(date +%s)
+bash scripts/backends.sh
+echo "back ends ready in $(($(date +%s) - backends_start))s"
 
 step "go vet"
 go vet ./pkg/... ./cmd/...
