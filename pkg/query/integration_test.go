@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"sort"
 	"strings"
 	"testing"
@@ -18,6 +20,7 @@ import (
 	"github.com/inferops/vllm-datasource/pkg/models"
 	"github.com/inferops/vllm-datasource/pkg/prom"
 	"github.com/inferops/vllm-datasource/pkg/query"
+	"github.com/inferops/vllm-datasource/pkg/resources"
 )
 
 // executor builds the production executor against a real Prometheus.
@@ -164,6 +167,30 @@ func checkHotFleet(t *testing.T, env *fleettest.Env, srv *promtest.Server) {
 		want := waits[len(waits)/2]
 		require.LessOrEqual(t, bucketDistance(got, want), 1, "histogram p50 %.3fs vs simulator p50 %.3fs", got, want)
 		require.NotEmpty(t, r.Frames[0].Meta.Notices)
+	})
+
+	t.Run("the simulator is scraped without errors or protocol fallbacks", func(t *testing.T) {
+		up := srv.Query(t, `up{job="vllm"} == 1`)
+		require.Len(t, up, len(env.Endpoints))
+		log := srv.Log(t)
+		for _, bad := range []string{"fallback", "Content-Type", "content type", "scrape failed", "Failed to scrape"} {
+			require.NotContains(t, log, bad, "%s log", srv.Backend)
+		}
+	})
+
+	t.Run("resource routes", func(t *testing.T) {
+		c, err := prom.New(prom.Options{URL: srv.URL})
+		require.NoError(t, err)
+		h := (&resources.Handler{Prom: c, Settings: e.Settings, Now: time.Now}).Mux()
+		for path, want := range map[string]string{
+			"/models":                  `["Qwen/Qwen2.5-7B-Instruct","meta-llama/Llama-3.1-8B-Instruct"]`,
+			"/engines?instance=" + hot: `["0","1"]`,
+		} {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+			require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+			require.JSONEq(t, want, rec.Body.String(), path)
+		}
 	})
 
 	t.Run("bad queries fail alone", func(t *testing.T) {
