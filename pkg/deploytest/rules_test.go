@@ -120,9 +120,9 @@ func TestRuleUnitTestsCanFail(t *testing.T) {
 			new:  "sum by (instance, model_name) (vllm:num_requests_waiting) > 50", wantInOutput: "alertname: VLLMQueueBacklog",
 		},
 		{
-			name: "queue-time quantile across clusters: the two clusters' buckets mix",
-			old:  "histogram_quantile(0.99, sum by (le, cluster, namespace, instance, model_name) (rate(vllm:request_queue_time_seconds_bucket[5m])))",
-			new:  "histogram_quantile(0.99, sum by (le, instance, model_name) (rate(vllm:request_queue_time_seconds_bucket[5m])))",
+			name:         "queue-time quantile across clusters: the two clusters' buckets mix",
+			old:          "histogram_quantile(0.99, sum by (le, cluster, namespace, instance, model_name) (rate(vllm:request_queue_time_seconds_bucket[5m])))",
+			new:          "histogram_quantile(0.99, sum by (le, instance, model_name) (rate(vllm:request_queue_time_seconds_bucket[5m])))",
 			wantInOutput: "instance:vllm_request_queue_time_seconds:p99_rate5m",
 		},
 		{
