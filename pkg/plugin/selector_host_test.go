@@ -40,11 +40,13 @@ func calmFleet(seed uint64) sim.Config {
 func sharedName(i int) string { return fmt.Sprintf("vllm-%d:8000", i) }
 
 // clusterGroups puts each server of a fleet in its own target group with
-// the shared instance name and the cluster label.
-func clusterGroups(env *fleettest.Env, cluster string) []promtest.Group {
+// the shared instance name, the cluster label, and Kubernetes-style
+// namespace and pod labels (pod names repeat across namespaces).
+func clusterGroups(env *fleettest.Env, cluster, namespace string) []promtest.Group {
 	var gs []promtest.Group
 	for i, addr := range env.Targets() {
-		gs = append(gs, promtest.Group{Targets: []string{addr}, Labels: map[string]string{"cluster": cluster, "instance": sharedName(i)}})
+		gs = append(gs, promtest.Group{Targets: []string{addr}, Labels: map[string]string{"cluster": cluster,
+			"instance": sharedName(i), "namespace": namespace, "pod": fmt.Sprintf("vllm-%d", i)}})
 	}
 	return gs
 }
@@ -67,7 +69,7 @@ func TestHostSelector(t *testing.T) {
 	agentA, _ := startAgent(t, bin, "node-a", "http://"+a.Endpoints[0].Addr+"/metrics")
 	agentB, _ := startAgent(t, bin, "node-b", "http://"+b.Endpoints[0].Addr+"/metrics")
 	srv := promtest.Start(t, promtest.Options{
-		Groups: append(clusterGroups(a, "a"), clusterGroups(b, "b")...),
+		Groups: append(clusterGroups(a, "a", "inference"), clusterGroups(b, "b", "batch")...),
 		AgentGroups: []promtest.Group{
 			{Targets: []string{strings.TrimPrefix(agentA, "http://")}, Labels: map[string]string{"cluster": "a"}},
 			{Targets: []string{strings.TrimPrefix(agentB, "http://")}, Labels: map[string]string{"cluster": "b"}},
@@ -163,6 +165,30 @@ func TestHostSelector(t *testing.T) {
 		resp = host.QueryData(t, dsA, nil, at("N", `{"queryType":"queue","matchers":"cluster=\"b\""}`))
 		require.NoError(t, resp.Responses["N"].Error)
 		require.False(t, hasData(resp.Responses["N"].Frames))
+	})
+
+	t.Run("identity namespace+pod: instanceLabel pod, selector on the namespace", func(t *testing.T) {
+		js := `{"scrapeInterval":"1s","instanceLabel":"pod","selector":"namespace=\"batch\""}`
+		pods := backend.DataSourceInstanceSettings{UID: "pods", URL: srv.URL, JSONData: []byte(js)}
+		res := host.CheckHealth(t, pods)
+		require.Equal(t, backend.HealthStatusOk, res.Status, res.Message)
+		require.Contains(t, res.Message, "5 engines on 5 instances serving 1 model")
+		resp := host.QueryData(t, pods, nil,
+			at("Q", `{"queryType":"queue","grouping":"instance"}`),
+			at("K", `{"queryType":"topk","k":1,"rankBy":"waiting","format":"table"}`),
+			at("P", `{"queryType":"preemptions"}`),
+		)
+		for ref, r := range resp.Responses {
+			require.NoError(t, r.Error, ref)
+		}
+		require.ElementsMatch(t, []string{"vllm-0 running", "vllm-1 running", "vllm-2 running", "vllm-3 running", "vllm-4 running"},
+			seriesNames(resp.Responses["Q"].Frames, " running"))
+		require.Equal(t, "vllm-3", resp.Responses["K"].Frames[0].Fields[1].At(0))
+		anno := resp.Responses["P"].Frames[0]
+		require.Greater(t, anno.Rows(), 0)
+		require.Contains(t, anno.Fields[2].At(0).(string), "vllm-3")
+		r := host.CallResource(t, pods, "GET", "instances", nil)
+		require.JSONEq(t, `["vllm-0","vllm-1","vllm-2","vllm-3","vllm-4"]`, string(r.Body))
 	})
 
 	t.Run("resource routes", func(t *testing.T) {
