@@ -47,13 +47,19 @@ build() {
 	start=$(date +%s)
 	src=$(module_dir "$modver")
 	work=$(mktemp -d)
-	trap 'rm -rf "$work"' RETURN
 	cp -r "$src/." "$work/"
 	chmod -R u+w "$work"
 	echo "backends: building $name from $modver (cold build, several minutes)" >&2
-	(cd "$work" && GOWORK=off GOFLAGS=-buildvcs=false CGO_ENABLED=0 go build -trimpath -tags "$tags" \
-		-ldflags "-s -w $ldflags" -o "$out.tmp" "$pkg")
-	mv "$out.tmp" "$out"
+	# The module zip ships a go.work naming folders it leaves out: build the
+	# module alone. The binary appears under its final name only when whole.
+	if ! (cd "$work" && GOWORK=off GOFLAGS=-buildvcs=false CGO_ENABLED=0 go build -trimpath -tags "$tags" \
+		-ldflags "-s -w $ldflags" -o "$out.tmp.$$" "$pkg"); then
+		rm -rf "$work" "$out.tmp.$$"
+		echo "backends: building $name failed" >&2
+		return 1
+	fi
+	rm -rf "$work"
+	mv "$out.tmp.$$" "$out"
 	echo "backends: built $name in $(($(date +%s) - start))s" >&2
 	echo "$out"
 }
