@@ -16,7 +16,7 @@ PROMETHEUS_MODULE=github.com/prometheus/prometheus
 PROMETHEUS_MODULE_VERSION=v0.316.0 # Prometheus 3.16.0
 PROMETHEUS_VERSION=3.16.0
 THANOS_MODULE=github.com/thanos-io/thanos
-THANOS_VERSION=0.42.4 # 0.42.5 needs Go >= 1.26.10
+THANOS_VERSION=${THANOS_VERSION:-0.42.4} # 0.42.5 needs Go >= 1.26.10
 
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/inferops-vllm/bin"
 mkdir -p "$cache"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, from a machine that has never seen the project:
 # installs what it needs (Prometheus, VictoriaMetrics and Chromium from
-# Debian, Go modules, npm packages; Prometheus 3 and Thanos built from the
+# Debian, Go modules, npm packages; Prometheus 3 built from the
 # Go module proxy into ~/.cache/inferops-vllm by scripts/backends.sh),
 # then runs Go vet and tests (unit, integration against every back end, go-plugin host tests, short fuzzing), the backend build,
 # and the frontend's typecheck, lint, jest, build and browser check.
@@ -28,9 +28,9 @@ apt_install prometheus victoria-metrics
 step "go modules"
 go mod download
 
-step "back ends: Prometheus 3 and Thanos from the Go module proxy (cached; built only when missing)"
+step "back ends: Prometheus 3 from the Go module proxy (cached; built only when missing)"
 backends_start=$(date +%s)
-bash scripts/backends.sh
+bash scripts/backends.sh prometheus
 echo "back ends ready in $(($(date +%s) - backends_start))s"
 
 step "go vet"
