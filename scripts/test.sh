@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The whole test suite, from a machine that has never seen the project:
-# installs what it needs (Prometheus and Chromium from Debian, Go modules,
-# npm packages), then runs Go vet and tests (unit, real-Prometheus
-# integration, go-plugin host tests, short fuzzing, the mutation score of
-# pkg/vllm, pkg/health and pkg/frames), the release archive
-# (scripts/package.sh, checked and installed by pkg/release's tests), the
-# backend build, and the frontend's typecheck, lint, jest, build and
-# browser check.
+# installs what it needs (Prometheus, VictoriaMetrics and Chromium from
+# Debian, Go modules, npm packages; Prometheus 3 built from the Go module
+# proxy into ~/.cache/inferops-vllm by scripts/backends.sh), then runs Go
+# vet and tests (unit, integration against every back end, go-plugin host
+# tests, short fuzzing, the mutation score of pkg/vllm, pkg/health and
+# pkg/frames), the release archive (scripts/package.sh, checked and
+# installed by pkg/release's tests), the backend build, and the frontend's
+# typecheck, lint, jest, build and browser check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,8 +25,8 @@ apt_install() {
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
-step "system packages (prometheus, promtool)"
-apt_install prometheus
+step "system packages (prometheus, promtool, victoria-metrics)"
+apt_install prometheus victoria-metrics
 
 step "go modules"
 go mod download
@@ -47,6 +48,11 @@ if [ -z "$(go list -f '{{join .TestGoFiles " "}}' ./pkg/nodeagent/nvmlsource)" ]
 	echo "pkg/nodeagent/nvmlsource has no test files in this build: the NVML tests would silently drop out" >&2
 	exit 1
 fi
+
+step "back ends: Prometheus 3 from the Go module proxy (cached; built only when missing)"
+backends_start=$(date +%s)
+bash scripts/backends.sh prometheus
+echo "back ends ready in $(($(date +%s) - backends_start))s"
 
 step "go vet"
 go vet ./pkg/... ./cmd/...

@@ -96,6 +96,19 @@ describe('DataSource', () => {
       expect(out.engines).toEqual(['0', '1']);
     });
 
+    it('interpolates label matchers as PromQL: one value escaped, several values as an exact regex alternation', () => {
+      const one = ds.applyTemplateVariables({ ...baseQuery, matchers: 'namespace="$host"' }, {});
+      expect(one.matchers).toBe('namespace="gpu-a"');
+      const many = ds.applyTemplateVariables({ ...baseQuery, matchers: 'cluster="x", model_name=~"$models"' }, {});
+      expect(many.matchers).toBe('cluster="x", model_name=~"(llama-3-8b|mistral-7b)"');
+      const quoted = ds.applyTemplateVariables(
+        { ...baseQuery, matchers: 'team="$t"' },
+        { t: { text: 'a"b', value: 'a"b' } }
+      );
+      expect(quoted.matchers).toBe('team="a\\"b"');
+      expect(ds.applyTemplateVariables(baseQuery, {}).matchers).toBeUndefined();
+    });
+
     it('interpolates the wait-time options and turns quantile variables into numbers', () => {
       const out = ds.applyTemplateVariables(
         { refId: 'A', queryType: 'waitTime', quantiles: [0.5, '$q', '$qs'], family: '$family' },

@@ -53,6 +53,7 @@ export class DataSource extends DataSourceWithBackend<VllmQuery, VllmDataSourceO
       models: this.interpolateList(query.models, scopedVars),
       instances: this.interpolateList(query.instances, scopedVars),
       engines: this.interpolateList(query.engines, scopedVars),
+      matchers: query.matchers === undefined ? undefined : replaceText(query.matchers, scopedVars, promqlFormat),
     };
   }
 

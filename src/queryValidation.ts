@@ -17,6 +17,7 @@ import {
   hasVariable,
 } from './queryOptions';
 import { VllmQuery } from './types';
+import { matchersError } from './validation';
 
 /** Error messages by query field; a field that is absent is valid. */
 export type QueryErrors = Partial<
@@ -33,6 +34,7 @@ export type QueryErrors = Partial<
     | 'format'
     | 'source'
     | 'interval'
+    | 'matchers'
     | 'expr',
     string
   >
@@ -165,6 +167,7 @@ export function validateQuery(query: VllmQuery): QueryErrors {
   set('instances', filterError(query.instances));
   set('engines', filterError(query.engines));
   set('interval', intervalError(query.interval));
+  set('matchers', matchersError(query.matchers));
   if (type === 'waitTime') {
     set('quantiles', quantileError(query.quantiles));
     set('family', choiceError('latency family', query.family, FAMILY_OPTIONS));

@@ -57,6 +57,13 @@ export interface VllmQuery extends DataQuery {
   instances?: string[];
   engines?: string[];
   /**
+   * Extra PromQL label matchers on any label, e.g. `namespace="inference", pod=~"vllm-.*"`, added to every vLLM
+   * series selector of the query (and to every selector of a promql expression). Parsed by the backend with
+   * Prometheus' parser; anything that is not label matchers is rejected naming this option. Dashboard variables
+   * are resolved as in raw PromQL: `namespace=~"$namespace"` matches exactly the selected values.
+   */
+  matchers?: string;
+  /**
    * Wait time: quantiles in (0, 1); the backend defaults to [0.5, 0.9, 0.99]. The backend wants numbers; an entry
    * may be a string only while it holds a dashboard variable ("$q"), which applyTemplateVariables turns into numbers.
    */
@@ -152,6 +159,11 @@ export interface VllmDataSourceOptions extends DataSourceJsonData {
   instanceLabel?: string;
   /** Prefix of every vLLM metric name (vllm:, or ray_vllm: behind Ray Serve). */
   metricPrefix?: string;
+  /**
+   * Scopes the data source to one fleet in a shared store: PromQL label matchers such as
+   * `cluster="eu-1", namespace="inference"`, added by the backend to every series selector it writes.
+   */
+  selector?: string;
 
   /**
    * Which of the two ways to find node agents (GPU numbers) the editor shows. The backend does not read it: it uses

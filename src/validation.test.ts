@@ -5,6 +5,7 @@ import {
   isValidDuration,
   isValidLabelName,
   isValidMetricPrefix,
+  matchersError,
 } from './validation';
 
 describe('validation hints (mirror pkg/models/settings.go)', () => {
@@ -14,6 +15,34 @@ describe('validation hints (mirror pkg/models/settings.go)', () => {
 
   it.each(['15', 'soon', '0s', '0m0s', '-1s', '1 m', 's'])('rejects duration %p', (v) => {
     expect(isValidDuration(v)).toBe(false);
+  });
+
+  it.each([
+    '',
+    '{}',
+    'cluster="eu-1"',
+    '{cluster="eu-1", namespace=~"inference|batch"}',
+    'cluster="", team!="a\\"b"',
+    "pod!~'canary-.*',",
+    '"k8s.cluster"="eu-1"',
+    'namespace=~"$namespace"',
+  ])('accepts label matchers %p (pkg/models/matchers.go)', (v) => {
+    expect(matchersError(v)).toBeUndefined();
+  });
+
+  it.each([
+    'cluster=eu-1',
+    'cluster',
+    'sum(up)',
+    'cluster="a"} or vector(1) or {b="c"',
+    'cluster="a" namespace="b"',
+    'cluster=="a"',
+  ])('rejects what is not label matchers %p', (v) => {
+    expect(matchersError(v)).toMatch(/label matchers/);
+  });
+
+  it('rejects a metric-name matcher', () => {
+    expect(matchersError('__name__="up"')).toMatch(/metric name/);
   });
 
   it('checks label names and metric prefixes like Prometheus', () => {

@@ -72,3 +72,30 @@ export function isValidAgentUrl(value: string): boolean {
     return false;
   }
 }
+
+/** One PromQL label matcher: a name (plain or quoted), an operator and a quoted value, then a comma or the end. */
+const MATCHER =
+  /^\s*([a-zA-Z_][a-zA-Z0-9_]*|"(?:[^"\\]|\\.)*")\s*(=~|!~|!=|=)\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`[^`]*`)\s*(,|$)/;
+
+/**
+ * A hint for a selector or per-query matcher list (`cluster="eu-1", namespace=~"a|b"`; braces allowed), mirroring
+ * the backend's parser (pkg/models/matchers.go) closely enough to catch typos while typing: undefined when empty
+ * or well-formed. The backend parses it with Prometheus' own parser and has the last word.
+ */
+export function matchersError(value: string | undefined): string | undefined {
+  let v = (value ?? '').trim();
+  if (v.startsWith('{') && v.endsWith('}')) {
+    v = v.slice(1, -1).trim();
+  }
+  while (v !== '') {
+    const m = MATCHER.exec(v);
+    if (!m) {
+      return 'Use PromQL label matchers such as cluster="eu-1", namespace=~"a|b" (values in quotes)';
+    }
+    if (m[1] === '__name__' || m[1] === '"__name__"') {
+      return 'The metric name cannot be matched here: the data source picks the vLLM metrics itself';
+    }
+    v = v.slice(m[0].length).trim();
+  }
+  return undefined;
+}

@@ -101,18 +101,29 @@ func TestRuleUnitTestsCanFail(t *testing.T) {
 	}{
 		{
 			name: "backlog threshold raised: the firing case stops firing",
-			old:  "sum by (instance, model_name) (vllm:num_requests_waiting) > 50",
-			new:  "sum by (instance, model_name) (vllm:num_requests_waiting) > 500", wantInOutput: "alertname: VLLMQueueBacklog",
+			old:  "sum by (cluster, namespace, instance, model_name) (vllm:num_requests_waiting) > 50",
+			new:  "sum by (cluster, namespace, instance, model_name) (vllm:num_requests_waiting) > 500", wantInOutput: "alertname: VLLMQueueBacklog",
 		},
 		{
 			name: "backlog threshold lowered: the not-firing case fires",
-			old:  "sum by (instance, model_name) (vllm:num_requests_waiting) > 50",
-			new:  "sum by (instance, model_name) (vllm:num_requests_waiting) > 40", wantInOutput: "alertname: VLLMQueueBacklog",
+			old:  "sum by (cluster, namespace, instance, model_name) (vllm:num_requests_waiting) > 50",
+			new:  "sum by (cluster, namespace, instance, model_name) (vllm:num_requests_waiting) > 40", wantInOutput: "alertname: VLLMQueueBacklog",
 		},
 		{
 			name: "backlog per engine instead of per instance",
-			old:  "sum by (instance, model_name) (vllm:num_requests_waiting) > 50",
+			old:  "sum by (cluster, namespace, instance, model_name) (vllm:num_requests_waiting) > 50",
 			new:  "vllm:num_requests_waiting > 50", wantInOutput: "alertname: VLLMQueueBacklog",
+		},
+		{
+			name: "backlog summed over clusters: two clusters' servers of one name add up",
+			old:  "sum by (cluster, namespace, instance, model_name) (vllm:num_requests_waiting) > 50",
+			new:  "sum by (instance, model_name) (vllm:num_requests_waiting) > 50", wantInOutput: "alertname: VLLMQueueBacklog",
+		},
+		{
+			name:         "queue-time quantile across clusters: the two clusters' buckets mix",
+			old:          "histogram_quantile(0.99, sum by (le, cluster, namespace, instance, model_name) (rate(vllm:request_queue_time_seconds_bucket[5m])))",
+			new:          "histogram_quantile(0.99, sum by (le, instance, model_name) (rate(vllm:request_queue_time_seconds_bucket[5m])))",
+			wantInOutput: "instance:vllm_request_queue_time_seconds:p99_rate5m",
 		},
 		{
 			name: "queue wait threshold raised",
@@ -168,7 +179,7 @@ func TestRuleUnitTestsCanFail(t *testing.T) {
 		},
 		{
 			name: "metrics-missing fires for healthy servers",
-			old:  "unless on (instance) vllm:num_requests_running", new: "unless on (instance) vllm:num_requests_waiting",
+			old:  "unless on (cluster, namespace, instance) vllm:num_requests_running", new: "unless on (cluster, namespace, instance) vllm:num_requests_waiting",
 			wantInOutput: "alertname: VLLMMetricsMissing",
 		},
 		{

@@ -19,7 +19,7 @@ type fleet struct {
 // countFleet asks for one sample per (instance, engine, model); both
 // generations expose num_requests_running, so it sees mixed fleets whole.
 func countFleet(ctx context.Context, p Prometheus, s models.Settings, now time.Time) (fleet, model.Vector, error) {
-	expr := fmt.Sprintf("group by (%s, engine, model_name) (%snum_requests_running)", s.InstanceLabel, s.MetricPrefix)
+	expr := fmt.Sprintf("group by (%s, engine, model_name) (%s)", s.InstanceLabel, builder(s).EngineSelector(models.Filters{}))
 	vec, _, err := p.Query(ctx, expr, now)
 	if err != nil {
 		return fleet{}, nil, err

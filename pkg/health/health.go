@@ -21,7 +21,7 @@ import (
 type Prometheus interface {
 	Host() string
 	BuildInfo(ctx context.Context) (v1.BuildinfoResult, error)
-	MetricNames(ctx context.Context, nameRE string, start, end time.Time) ([]string, error)
+	MetricNames(ctx context.Context, selector string, start, end time.Time) ([]string, error)
 	Query(ctx context.Context, expr string, ts time.Time) (model.Vector, []string, error)
 }
 
@@ -35,7 +35,7 @@ func Check(ctx context.Context, p Prometheus, s models.Settings, now time.Time) 
 	if err != nil {
 		return failed(unreachableMessage(p.Host(), err))
 	}
-	names, err := p.MetricNames(ctx, vllm.NameMatcherRegex(s.MetricPrefix), now.Add(-lookback), now)
+	names, err := p.MetricNames(ctx, builder(s).NameSelector(), now.Add(-lookback), now)
 	if err != nil {
 		return failed(fmt.Sprintf("%s answered, but listing metric names failed: %v", server, err))
 	}
@@ -60,7 +60,7 @@ func Check(ctx context.Context, p Prometheus, s models.Settings, now time.Time) 
 	}
 	return &backend.CheckHealthResult{
 		Status:      backend.HealthStatusOk,
-		Message:     fmt.Sprintf("%s: vLLM %s metrics found: %s%s", server, gen, fl.summary(), missingNote(h, now)),
+		Message:     fmt.Sprintf("%s: vLLM %s metrics found: %s%s%s", server, gen, fl.summary(), missingNote(h, now), scopeNote(s)),
 		JSONDetails: details(gen, det, fl, h),
 	}
 }
@@ -78,6 +78,20 @@ func identify(ctx context.Context, p Prometheus) (string, error) {
 	default:
 		return "", err
 	}
+}
+
+// builder writes the health check's selectors inside the data source's scope.
+func builder(s models.Settings) vllm.Builder {
+	return vllm.Builder{Prefix: s.MetricPrefix, InstanceLabel: s.InstanceLabel, Scope: s.Selector}
+}
+
+// scopeNote says that the counts are of the selector's series only, so a
+// shared store's other fleets are not mistaken for missing engines.
+func scopeNote(s models.Settings) string {
+	if len(s.Selector) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (only series matching the data source selector {%s} are counted)", models.MatchersString(s.Selector))
 }
 
 func failed(msg string) *backend.CheckHealthResult {
@@ -101,7 +115,15 @@ func noVLLMMessage(server string, s models.Settings) string {
 	return fmt.Sprintf("%s is reachable but has no vLLM series (no metric name starts with %q in the last %s). Check: "+
 		"1) the scrape config has a job for every vLLM server's /metrics endpoint and its targets are up; "+
 		"2) the metric prefix setting matches your deployment (e.g. ray_vllm: on Ray Serve); "+
-		"3) vLLM was not started with --disable-log-stats, which turns its metrics off.", server, s.MetricPrefix, lookback)
+		"3) vLLM was not started with --disable-log-stats, which turns its metrics off.%s", server, s.MetricPrefix, lookback, selectorHint(s))
+}
+
+// selectorHint adds the scope to the checklist when one is set.
+func selectorHint(s models.Settings) string {
+	if len(s.Selector) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" 4) the data source selector {%s} matches the fleet's series (only series it matches are searched).", models.MatchersString(s.Selector))
 }
 
 // generationFor settles an unknown generation with the engine label: only V1

@@ -25,8 +25,8 @@ type history struct {
 // from one that never existed. timestamp() of a selector is the sample's
 // own time; the subquery walks the lookback at the scrape interval.
 func recentFleet(ctx context.Context, p Prometheus, s models.Settings, nowFleet model.Vector, now time.Time) (history, error) {
-	expr := fmt.Sprintf("max by (%s, engine, model_name) (max_over_time(timestamp(%snum_requests_running)[%s:%s]))",
-		s.InstanceLabel, s.MetricPrefix, promDuration(lookback), promDuration(max(s.ScrapeInterval, time.Second)))
+	expr := fmt.Sprintf("max by (%s, engine, model_name) (max_over_time(timestamp(%s)[%s:%s]))",
+		s.InstanceLabel, builder(s).EngineSelector(models.Filters{}), promDuration(lookback), promDuration(max(s.ScrapeInterval, time.Second)))
 	vec, _, err := p.Query(ctx, expr, now)
 	if err != nil {
 		return history{}, err

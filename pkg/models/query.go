@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/prometheus/prometheus/model/labels"
 )
 
 // QueryType selects what a query answers.
@@ -69,6 +70,12 @@ type Filters struct {
 	Models    []string `json:"models,omitempty"`
 	Instances []string `json:"instances,omitempty"`
 	Engines   []string `json:"engines,omitempty"`
+	// Matchers is the query's own label matchers on any label (namespace,
+	// cluster, pod, …), e.g. `namespace="inference"`, parsed like the
+	// data source's selector and added to every vLLM series selector.
+	Matchers string `json:"matchers,omitempty"`
+	// Labels holds Matchers parsed.
+	Labels []*labels.Matcher `json:"-"`
 }
 
 // Query is one parsed and validated query.
@@ -142,6 +149,7 @@ func ParseQuery(dq backend.DataQuery) (Query, error) {
 		func() (err error) { q.Type, err = parseType(qt); return },
 		func() (err error) { q.Grouping, err = parseGrouping(raw.Grouping, q.Type); return },
 		func() error { return validateFilters(q.Filters) },
+		func() (err error) { q.Labels, err = parseQueryMatchers(q.Matchers); return },
 		func() error { return validateTimeRange(dq.TimeRange) },
 		func() error { return q.parseTypeOptions(raw) },
 	}
@@ -215,6 +223,15 @@ func validateFilters(f Filters) error {
 		}
 	}
 	return nil
+}
+
+// parseQueryMatchers parses the query's matchers option.
+func parseQueryMatchers(raw string) ([]*labels.Matcher, error) {
+	ms, err := ParseMatchers("matchers", raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidQuery, err)
+	}
+	return ms, nil
 }
 
 func validateTimeRange(tr backend.TimeRange) error {

@@ -12,6 +12,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/gtime"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/httpclient"
+	"github.com/prometheus/prometheus/model/labels"
 )
 
 // Defaults for the data-source settings. They match what vLLM and a stock
@@ -61,6 +62,11 @@ type Settings struct {
 	HTTPOptions httpclient.Options
 	// Agents says how to reach the node agents (GPU data).
 	Agents AgentSettings
+	// Selector scopes the data source to one fleet in a shared store: label
+	// matchers added to every series selector the plugin writes (queries,
+	// detection, health, resource routes, agent discovery). Parsed by
+	// Prometheus' parser from jsonData.selector; nil selects everything.
+	Selector []*labels.Matcher
 }
 
 // jsonSettings is the jsonData shape the config editor writes.
@@ -72,6 +78,7 @@ type jsonSettings struct {
 	MetricPrefix   string `json:"metricPrefix"`
 	// MaxConcurrentQueries is a number; provisioning files sometimes quote it.
 	MaxConcurrentQueries json.Number `json:"maxConcurrentQueries"`
+	Selector             string      `json:"selector"`
 }
 
 // LoadSettings parses and validates instance settings. Every error names the
@@ -129,6 +136,9 @@ func fromJSON(dsURL string, js jsonSettings) (Settings, error) {
 			return Settings{}, fmt.Errorf("%w: metricPrefix %q may only hold letters, digits, '_' and ':' (e.g. vllm: or ray_vllm:)", ErrInvalidSettings, js.MetricPrefix)
 		}
 		out.MetricPrefix = js.MetricPrefix
+	}
+	if out.Selector, err = ParseMatchers("selector", js.Selector); err != nil {
+		return Settings{}, fmt.Errorf("%w: %w", ErrInvalidSettings, err)
 	}
 	return out, nil
 }

@@ -54,7 +54,7 @@ func NewDatasource(ctx context.Context, s backend.DataSourceInstanceSettings) (i
 	if ds.settingsErr != nil {
 		return ds, nil
 	}
-	ds.detector = query.NewDetector(ds.prom, ds.settings.MetricPrefix, ds.now)
+	ds.detector = query.NewScopedDetector(ds.prom, ds.settings.MetricPrefix, ds.settings.Selector, ds.now)
 	ds.executor = &query.Executor{Prom: ds.prom, Settings: ds.settings, Detector: ds.detector}
 	agents, err := agent.NewClient(agent.Options{Timeout: ds.settings.Agents.Timeout, Token: ds.settings.Agents.Token})
 	if err != nil {

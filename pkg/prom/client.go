@@ -98,9 +98,9 @@ func (c *Client) BuildInfo(ctx context.Context) (v1.BuildinfoResult, error) {
 	return res, classify("buildinfo", err)
 }
 
-// MetricNames lists metric names matching the anchored regex nameRE.
-func (c *Client) MetricNames(ctx context.Context, nameRE string, start, end time.Time) ([]string, error) {
-	sel := fmt.Sprintf("{__name__=~%q}", nameRE)
+// MetricNames lists the metric names of the series that selector (a
+// series selector such as {__name__=~"vllm:.+", cluster="eu-1"}) matches.
+func (c *Client) MetricNames(ctx context.Context, sel string, start, end time.Time) ([]string, error) {
 	vals, _, _, err := c.api.LabelValues(ctx, model.MetricNameLabel, []string{sel}, start, end)
 	if err != nil {
 		return nil, classify("label values", err)

@@ -95,7 +95,10 @@ func kindFor(err error) ErrorKind {
 
 func kindForAPI(t v1.ErrorType) ErrorKind {
 	switch t {
-	case v1.ErrBadData, v1.ErrExec:
+	// VictoriaMetrics writes its HTTP status as the errorType: 400 and 422
+	// for a query it cannot parse or execute, as Prometheus' bad_data and
+	// execution.
+	case v1.ErrBadData, v1.ErrExec, "400", "422":
 		return KindBadQuery
 	case v1.ErrTimeout:
 		return KindTimeout

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/prometheus/model/labels"
+
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
@@ -18,18 +20,24 @@ const detectionLookback = time.Hour
 
 // Detector caches which vLLM metric names one data source's Prometheus has.
 type Detector struct {
-	prom   Prometheus
-	prefix string
-	now    func() time.Time
+	prom Prometheus
+	b    vllm.Builder
+	now  func() time.Time
 
 	mu      sync.Mutex
 	det     vllm.Detection
 	fetched time.Time
 }
 
-// NewDetector returns a detector for the prefix.
+// NewDetector returns a detector for the prefix over every series.
 func NewDetector(p Prometheus, prefix string, now func() time.Time) *Detector {
-	return &Detector{prom: p, prefix: prefix, now: now}
+	return NewScopedDetector(p, prefix, nil, now)
+}
+
+// NewScopedDetector returns a detector for the prefix that looks only at
+// series inside the data source's scope (its selector; nil: everything).
+func NewScopedDetector(p Prometheus, prefix string, scope []*labels.Matcher, now func() time.Time) *Detector {
+	return &Detector{prom: p, b: vllm.Builder{Prefix: prefix, Scope: scope}, now: now}
 }
 
 // Get returns the cached detection, refreshing it when stale. When
@@ -42,11 +50,11 @@ func (d *Detector) Get(ctx context.Context) vllm.Detection {
 	if !d.fetched.IsZero() && now.Sub(d.fetched) < DetectionTTL {
 		return d.det
 	}
-	names, err := d.prom.MetricNames(ctx, vllm.NameMatcherRegex(d.prefix), now.Add(-detectionLookback), now)
+	names, err := d.prom.MetricNames(ctx, d.b.NameSelector(), now.Add(-detectionLookback), now)
 	if err != nil {
 		return vllm.Detection{}
 	}
-	d.det, d.fetched = vllm.Detect(names, d.prefix), now
+	d.det, d.fetched = vllm.Detect(names, d.b.Prefix), now
 	return d.det
 }
 

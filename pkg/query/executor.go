@@ -125,7 +125,8 @@ func (e *Executor) plan(ctx context.Context, dq backend.DataQuery, m *memo, aler
 	}
 	p := &plan{e: e, q: q, iv: iv, memo: m, alert: alert, window: promDuration(iv.RateInterval),
 		b: vllm.Builder{Prefix: e.Settings.MetricPrefix, InstanceLabel: e.Settings.InstanceLabel, Detected: e.Detector.Get(ctx),
-			Resolution: promDuration(max(e.Settings.ScrapeInterval, time.Second))}}
+			Resolution: promDuration(max(e.Settings.ScrapeInterval, time.Second)),
+			Scope:      e.Settings.Selector}}
 	if iv.Clamped {
 		p.notices = append(p.notices, data.Notice{Severity: data.NoticeSeverityInfo,
 			Text: fmt.Sprintf("Step raised to %s so no series has more than 11,000 points over this time range.", iv.Step)})
@@ -135,7 +136,8 @@ func (e *Executor) plan(ctx context.Context, dq backend.DataQuery, m *memo, aler
 
 // checkVariables rejects alert queries holding dashboard variables.
 func checkVariables(q models.Query) error {
-	for field, vals := range map[string][]string{"models": q.Models, "instances": q.Instances, "engines": q.Engines} {
+	fields := map[string][]string{"models": q.Models, "instances": q.Instances, "engines": q.Engines, "matchers": {q.Matchers}}
+	for field, vals := range fields {
 		for _, v := range vals {
 			if name, ok := interval.HasUnresolvedVariable(v); ok {
 				return fmt.Errorf("%w: %s holds %s, which Grafana does not replace in alert rules; use a literal value", ErrUnresolvedVariable, field, name)

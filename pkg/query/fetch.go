@@ -16,7 +16,7 @@ import (
 type Prometheus interface {
 	Query(ctx context.Context, expr string, ts time.Time) (model.Vector, []string, error)
 	QueryRange(ctx context.Context, expr string, r v1.Range) (prom.Matrix, []string, error)
-	MetricNames(ctx context.Context, nameRE string, start, end time.Time) ([]string, error)
+	MetricNames(ctx context.Context, selector string, start, end time.Time) ([]string, error)
 }
 
 // memo fetches each distinct (expression, range) once per request: panels

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
@@ -33,7 +34,7 @@ func (p *plan) agentURLs(ctx context.Context, e *Executor) ([]string, error) {
 	if e.Settings.Agents.Job == "" {
 		return nil, ErrNoAgents
 	}
-	expr := fmt.Sprintf("group by (instance) (up{job=%q})", e.Settings.Agents.Job)
+	expr := fmt.Sprintf("group by (instance) (%s)", p.b.ScopedSelector("up", "job="+strconv.Quote(e.Settings.Agents.Job)))
 	vec, _, err := p.memo.instantQuery(ctx, expr, p.iv.End, p.iv.Step)
 	if err != nil {
 		return nil, fmt.Errorf("discover node agents from job %q: %w", e.Settings.Agents.Job, err)

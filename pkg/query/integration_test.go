@@ -9,6 +9,8 @@ package query_test
 import (
 	"encoding/json"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"sort"
 	"strings"
 	"testing"
@@ -19,22 +21,40 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferops/vllm-datasource/pkg/internal/fleettest"
+	"github.com/inferops/vllm-datasource/pkg/internal/promtest"
+	"github.com/inferops/vllm-datasource/pkg/prom"
+	"github.com/inferops/vllm-datasource/pkg/resources"
 )
 
 // TestHotFleet runs every query type against real Prometheus scraping a
 // simulated fleet with one hot instance and checks the answers against the
 // simulator's true state.
+//
+// One simulated fleet is scraped by every back end (Debian's Prometheus 2,
+// Prometheus 3, VictoriaMetrics), and each must give the same answers.
 func TestHotFleet(t *testing.T) {
 	t.Parallel()
 	env := fleettest.Start(t, fleettest.HotFleet(7))
+	servers := map[promtest.Kind]*promtest.Server{promtest.Prometheus2: env.Prom}
+	for _, k := range promtest.Kinds()[1:] {
+		servers[k] = env.Also(t, k)
+	}
+	for _, k := range promtest.Kinds() {
+		servers[k].WaitForSeries(t, `count_over_time(vllm:num_preemptions_total[1m]) >= 18`, 1, 90*time.Second)
+	}
+	for _, k := range promtest.Kinds() {
+		t.Run(k.Name(), func(t *testing.T) { checkHotFleet(t, env, servers[k]) })
+	}
+}
+
+func checkHotFleet(t *testing.T, env *fleettest.Env, srv *promtest.Server) {
 	hot := env.Endpoints[0].Addr
-	env.Prom.WaitForSeries(t, `count_over_time(vllm:num_preemptions_total[1m]) >= 18`, 1, 60*time.Second)
 	to := time.Now()
 	from := env.Started
-	e := executor(t, env.Prom.URL)
+	e := executor(t, srv.URL)
 	// The simulator runs a few seconds before Prometheus first scrapes it;
 	// what happened then is in no series, so comparisons start after it.
-	firstScrape := env.FirstScrape(t)
+	firstScrape := fleettest.FirstScrape(t, srv)
 
 	t.Run("queue matches the simulator within one scrape", func(t *testing.T) {
 		resp := run(t, e, dq("A", `{"queryType":"queue","grouping":"instance"}`, from, to))
@@ -121,6 +141,30 @@ func TestHotFleet(t *testing.T) {
 		want := waits[len(waits)/2]
 		require.LessOrEqual(t, bucketDistance(got, want), 1, "histogram p50 %.3fs vs simulator p50 %.3fs", got, want)
 		require.NotEmpty(t, r.Frames[0].Meta.Notices)
+	})
+
+	t.Run("the simulator is scraped without errors or protocol fallbacks", func(t *testing.T) {
+		up := srv.Query(t, `up{job="vllm"} == 1`)
+		require.Len(t, up, len(env.Endpoints))
+		log := srv.Log(t)
+		for _, bad := range []string{"fallback", "Content-Type", "content type", "scrape failed", "Failed to scrape"} {
+			require.NotContains(t, log, bad, "%s log", srv.Backend)
+		}
+	})
+
+	t.Run("resource routes", func(t *testing.T) {
+		c, err := prom.New(prom.Options{URL: srv.URL})
+		require.NoError(t, err)
+		h := (&resources.Handler{Prom: c, Settings: e.Settings, Now: time.Now}).Mux()
+		for path, want := range map[string]string{
+			"/models":                  `["Qwen/Qwen2.5-7B-Instruct","meta-llama/Llama-3.1-8B-Instruct"]`,
+			"/engines?instance=" + hot: `["0","1"]`,
+		} {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+			require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+			require.JSONEq(t, want, rec.Body.String(), path)
+		}
 	})
 
 	t.Run("bad queries fail alone", func(t *testing.T) {

@@ -22,6 +22,10 @@ func (p *plan) promql(ctx context.Context) (data.Frames, error) {
 			return nil, fmt.Errorf("%w: expr holds %s, which Grafana does not replace in alert rules", ErrUnresolvedVariable, name)
 		}
 	}
+	expr, err := p.b.ScopeExpr(expr, p.q.Labels)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", models.ErrInvalidQuery, err)
+	}
 	f, _, err := p.series(ctx, expr, frames.SeriesOptions{Unit: p.q.Unit})
 	if prom.KindOf(err) == prom.KindBadQuery {
 		return nil, fmt.Errorf("%w: Prometheus rejected the expression: %v", models.ErrInvalidQuery, err.Error())

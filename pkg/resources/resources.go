@@ -50,7 +50,8 @@ func (h *Handler) list(label func(models.Settings) string) http.HandlerFunc {
 			return
 		}
 		f := models.Filters{Models: nonEmpty(r.URL.Query()["model"]), Instances: nonEmpty(r.URL.Query()["instance"])}
-		sel := vllm.Builder{Prefix: h.Settings.MetricPrefix, InstanceLabel: h.Settings.InstanceLabel}.EngineSelector(f)
+		sel := vllm.Builder{Prefix: h.Settings.MetricPrefix, InstanceLabel: h.Settings.InstanceLabel,
+			Scope: h.Settings.Selector}.EngineSelector(f)
 		now := h.Now()
 		vals, err := h.Prom.LabelValues(r.Context(), label(h.Settings), sel, now.Add(-Lookback), now)
 		if err != nil {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/prometheus/common/model"
 
+	"github.com/prometheus/prometheus/model/labels"
+
 	"github.com/inferops/vllm-datasource/pkg/models"
 )
 
@@ -30,6 +32,9 @@ type Builder struct {
 	// rates that stand alone (not in a ratio) are corrected for series
 	// younger than their window (see youngRate).
 	Resolution string
+	// Scope is the data source's selector: matchers added to every series
+	// selector this builder writes, so a shared store shows one fleet.
+	Scope []*labels.Matcher
 }
 
 // quote is the one escaping function for label values: PromQL string
@@ -54,9 +59,11 @@ func matchAny(label string, values []string) string {
 	return label + "=~" + quote(strings.Join(parts, "|"))
 }
 
-// matchers renders the filter matchers, in a stable order.
+// matchers renders the scope, the filter matchers and the query's own
+// label matchers, in a stable order. Parsed matchers are rendered by
+// Prometheus' labels.Matcher.String, which quotes names and values itself.
 func (b Builder) matchers(f models.Filters) string {
-	var ms []string
+	ms := b.scope()
 	if len(f.Models) > 0 {
 		ms = append(ms, matchAny("model_name", f.Models))
 	}
@@ -66,7 +73,32 @@ func (b Builder) matchers(f models.Filters) string {
 	if len(f.Engines) > 0 {
 		ms = append(ms, matchAny("engine", f.Engines))
 	}
+	for _, m := range f.Labels {
+		ms = append(ms, m.String())
+	}
 	return strings.Join(ms, ", ")
+}
+
+// scope renders the data source's selector matchers.
+func (b Builder) scope() []string {
+	out := make([]string, 0, len(b.Scope)+3)
+	for _, m := range b.Scope {
+		out = append(out, m.String())
+	}
+	return out
+}
+
+// ScopedSelector is name{scope, extra…}: a series selector of one metric
+// inside the data source's scope, e.g. for agent discovery (up{job="…"}).
+func (b Builder) ScopedSelector(name string, extra ...string) string {
+	return selector(name, strings.Join(append(b.scope(), extra...), ", "))
+}
+
+// NameSelector selects every series whose name has the prefix, inside the
+// scope: what detection and health list metric names with.
+func (b Builder) NameSelector() string {
+	ms := append([]string{"__name__=~" + quote(NameMatcherRegex(b.Prefix))}, b.scope()...)
+	return "{" + strings.Join(ms, ", ") + "}"
 }
 
 // selector renders name{matchers}.
@@ -176,10 +208,11 @@ var GPUMetricNames = []string{
 // GPUSeries selects every agent gauge, tagged by reading, for the GPUs of
 // the given vLLM instances (all GPUs when none are given).
 func (b Builder) GPUSeries(instances []string) string {
-	m := ""
+	ms := b.scope()
 	if len(instances) > 0 {
-		m = matchAny("vllm_instance", instances)
+		ms = append(ms, matchAny("vllm_instance", instances))
 	}
+	m := strings.Join(ms, ", ")
 	parts := make([]string, len(GPUMetricNames))
 	for i, n := range GPUMetricNames {
 		parts[i] = tag(selector(n, m), strings.TrimPrefix(n, "vllm_node_gpu_"))

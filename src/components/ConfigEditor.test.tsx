@@ -35,6 +35,7 @@ describe('ConfigEditor', () => {
     ['Query timeout', 'queryTimeout', '1m'],
     ['Instance label', 'instanceLabel', 'pod'],
     ['Metric prefix', 'metricPrefix', 'ray_vllm:'],
+    ['Selector', 'selector', 'cluster="eu-1", namespace="inference"'],
   ])('writes %s to jsonData.%s', (label, key, value) => {
     const { onOptionsChange, options } = setup({ jsonData: { metricPrefix: 'vllm:' } });
     fireEvent.change(screen.getByLabelText(label), { target: { value } });
@@ -101,6 +102,16 @@ describe('ConfigEditor', () => {
     };
     setup({ jsonData: { [keys[label]]: value } });
     expect(screen.getByText(hint, { exact: false })).toBeInTheDocument();
+  });
+
+  it('hints when the selector is not label matchers, and not when it is', () => {
+    setup({ jsonData: { selector: 'cluster=eu-1' } });
+    expect(screen.getByText('Use PromQL label matchers', { exact: false })).toBeInTheDocument();
+  });
+
+  it('shows no hint for a valid selector', () => {
+    setup({ jsonData: { selector: '{cluster="eu-1", namespace=~"a|b"}' } });
+    expect(screen.queryByText('Use PromQL label matchers', { exact: false })).not.toBeInTheDocument();
   });
 
   it('shows no hint for valid values', () => {

@@ -3,7 +3,7 @@ import { DataSourcePluginOptionsEditorProps, DataSourceSettings } from '@grafana
 import { DataSourceHttpSettings, FieldSet } from '@grafana/ui';
 
 import { DEFAULT_SETTINGS, VllmDataSourceOptions, VllmSecureJsonData } from '../types';
-import { isValidDuration, isValidLabelName, isValidMetricPrefix } from '../validation';
+import { isValidDuration, isValidLabelName, isValidMetricPrefix, matchersError } from '../validation';
 import { AgentSettings } from './config/AgentSettings';
 import { TextSettingField } from './config/TextSettingField';
 
@@ -11,7 +11,7 @@ type Props = DataSourcePluginOptionsEditorProps<VllmDataSourceOptions, VllmSecur
 type Settings = DataSourceSettings<VllmDataSourceOptions, VllmSecureJsonData>;
 
 /** jsonData keys the "vLLM" section edits with a plain text input. */
-type TextSetting = 'scrapeInterval' | 'queryTimeout' | 'instanceLabel' | 'metricPrefix';
+type TextSetting = 'scrapeInterval' | 'queryTimeout' | 'instanceLabel' | 'metricPrefix' | 'selector';
 
 /**
  * Data-source settings page: the Prometheus connection (URL, auth, TLS, headers) through Grafana's standard HTTP
@@ -85,6 +85,15 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
           error={
             isValidMetricPrefix(jsonData.metricPrefix) ? undefined : "Only letters, digits, '_' and ':' (e.g. vllm:)"
           }
+        />
+        <TextSettingField
+          label="Selector"
+          tooltip='Scopes this data source to one fleet in a shared Prometheus, Thanos or VictoriaMetrics: label matchers added to every query, the health check, the pickers and agent discovery, e.g. cluster="eu-1", namespace="inference". Empty: every vLLM series.'
+          id="vllm-selector"
+          value={jsonData.selector}
+          placeholder='cluster="eu-1"'
+          onChange={onTextSettingChange('selector')}
+          error={matchersError(jsonData.selector)}
         />
       </FieldSet>
 

@@ -232,6 +232,22 @@ describe('QueryEditor: filters', () => {
     expect(onRunQuery).not.toHaveBeenCalled();
   });
 
+  it('edits label matchers, runs on blur, and flags text that is not matchers without running it', async () => {
+    const query: VllmQuery = { refId: 'A', queryType: 'queue' };
+    const { onChange, onRunQuery } = setup(query);
+    const input = screen.getByLabelText('Label matchers');
+    fireEvent.change(input, { target: { value: 'namespace=~"$ns"' } });
+    expect(lastQuery(onChange).matchers).toBe('namespace=~"$ns"');
+    expect(onRunQuery).not.toHaveBeenCalled();
+    fireEvent.blur(input);
+    expect(onRunQuery).toHaveBeenCalled();
+  });
+
+  it('shows the matcher error next to the field', () => {
+    setup({ refId: 'A', queryType: 'waitTime', matchers: 'namespace=inference' });
+    expect(screen.getByText('Use PromQL label matchers', { exact: false })).toBeInTheDocument();
+  });
+
   it('shows a current value as a pill without asking the backend', () => {
     // One value: jsdom has no layout, so MultiCombobox measures 0 px and folds further pills into a "+n" counter.
     const { getResource } = setup({ refId: 'A', queryType: 'queue', models: ['$model'] });

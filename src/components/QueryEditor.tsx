@@ -128,6 +128,7 @@ export function QueryEditor({ query: rawQuery, datasource, onChange, onRunQuery,
         {...common}
         showLegend={series}
         showMinStep={!(queryType === 'gpu' && (query.source ?? 'agents') === 'agents')}
+        showMatchers={queryType !== 'gpu' || Boolean(query.matchers)}
       />
     </Stack>
   );

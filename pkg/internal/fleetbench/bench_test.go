@@ -94,7 +94,7 @@ func setUp(t *testing.T) *env {
 	e := &env{t0: t0, http: &http.Client{Timeout: 5 * time.Minute}}
 	// Prometheus' own 2-minute limit is too short for the biggest cases on
 	// a small shared machine; the bench reports slowness, it does not fail on it.
-	e.prom = promtest.Start(t, promtest.Options{DataDir: data, ScrapeInterval: time.Hour, Flags: []string{"--query.timeout=10m"}})
+	e.prom = promtest.Start(t, promtest.Options{DataDir: data, ScrapeInterval: time.Hour, Args: []string{"--query.timeout=10m"}})
 	e.host = grafanahost.Launch(t, grafanahost.Build(t))
 	e.ds = backend.DataSourceInstanceSettings{UID: "bench", URL: e.prom.URL,
 		JSONData: []byte(`{"scrapeInterval":"5s","queryTimeout":"4m"}`), Updated: time.Unix(1_700_000_000, 0)}

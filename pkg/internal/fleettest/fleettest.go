@@ -61,6 +61,23 @@ func MixedFleet(seed uint64) sim.Config {
 // second, and records a snapshot every 100ms until the test ends.
 func Start(t testing.TB, cfg sim.Config) *Env {
 	t.Helper()
+	return StartWith(t, cfg, promtest.Options{})
+}
+
+// StartWith is Start with the back end and scrape options of o; the
+// fleet's endpoints are added to o.Targets.
+func StartWith(t testing.TB, cfg sim.Config, o promtest.Options) *Env {
+	t.Helper()
+	env := Run(t, cfg)
+	o.Targets = append(o.Targets, env.Targets()...)
+	env.Prom = promtest.Start(t, o)
+	return env
+}
+
+// Run runs the fleet and records its history, without a Prometheus: for
+// tests that scrape several fleets with one server.
+func Run(t testing.TB, cfg sim.Config) *Env {
+	t.Helper()
 	f, err := sim.NewFleet(cfg)
 	if err != nil {
 		t.Fatalf("new fleet: %v", err)
@@ -75,12 +92,23 @@ func Start(t testing.TB, cfg sim.Config) *Env {
 	done := make(chan struct{})
 	go env.record(ctx, done)
 	t.Cleanup(func() { cancel(); <-done; _ = f.Close() })
-	targets := make([]string, len(eps))
-	for i, ep := range eps {
-		targets[i] = ep.Addr
-	}
-	env.Prom = promtest.Start(t, promtest.Options{Targets: targets})
 	return env
+}
+
+// Targets are the fleet's host:port scrape targets.
+func (e *Env) Targets() []string {
+	out := make([]string, len(e.Endpoints))
+	for i, ep := range e.Endpoints {
+		out[i] = ep.Addr
+	}
+	return out
+}
+
+// Also starts another back end scraping the same fleet every second, so
+// several back ends can be compared against one simulated history.
+func (e *Env) Also(t testing.TB, k promtest.Kind) *promtest.Server {
+	t.Helper()
+	return promtest.Start(t, promtest.Options{Targets: e.Targets(), Backend: k})
 }
 
 func (e *Env) record(ctx context.Context, done chan struct{}) {
@@ -134,10 +162,16 @@ func (e *Env) WaitingRange(instance int, from, to time.Time) (lo, hi int, ok boo
 // FirstScrape is the time of Prometheus' first successful scrape of the fleet.
 func (e *Env) FirstScrape(t testing.TB) time.Time {
 	t.Helper()
+	return FirstScrape(t, e.Prom)
+}
+
+// FirstScrape is the time of a back end's first successful scrape of the fleet.
+func FirstScrape(t testing.TB, p *promtest.Server) time.Time {
+	t.Helper()
 	var out struct {
 		Value [2]any `json:"value"`
 	}
-	r := e.Prom.Query(t, `min(min_over_time(timestamp(vllm:num_requests_running)[10m:1s]))`)
+	r := p.Query(t, `min(min_over_time(timestamp(vllm:num_requests_running)[10m:1s]))`)
 	if len(r) != 1 {
 		t.Fatalf("no scrape of the fleet yet")
 	}

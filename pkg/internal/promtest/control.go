@@ -70,7 +70,7 @@ func (s *Server) Kill(t testing.TB) {
 func (s *Server) Restart(t testing.TB) {
 	t.Helper()
 	s.proc.start(t)
-	s.waitReady(t, s.logPath)
+	s.waitReady(t, readyPath(s.Backend), s.logPath)
 }
 
 // Stop freezes Prometheus with SIGSTOP: connections are accepted by the

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -35,14 +36,36 @@ type Options struct {
 	// DataDir, when set, is the TSDB directory (e.g. holding backfilled
 	// blocks); otherwise a fresh temp dir.
 	DataDir string
-	// Flags are extra command-line flags (e.g. --query.timeout=10m).
-	Flags []string
+	// Backend is the server to run (default Debian's Prometheus 2).
+	Backend Kind
+	// Groups are extra static target groups of the job "vllm", each with
+	// its own target labels (e.g. cluster), for shared-store tests.
+	Groups []Group
+	// AgentGroups are static target groups of the job "vllm-node-agent".
+	AgentGroups []Group
+	// ExternalLabels are Prometheus' global external labels (Thanos
+	// sidecars require them).
+	ExternalLabels map[string]string
+	// Relabel is appended verbatim (YAML, indented for a scrape job) to the
+	// job's relabel_configs, e.g. hashmod sharding.
+	Relabel string
+	// Args are extra command-line flags (e.g. --query.timeout=10m).
+	Args []string
+}
+
+// Group is one static target group with target labels.
+type Group struct {
+	Targets []string
+	Labels  map[string]string
 }
 
 // Server is a running Prometheus.
 type Server struct {
-	URL  string
-	Addr string
+	URL     string
+	Addr    string
+	Backend Kind
+	// Dir holds the config, the data and the log.
+	Dir string
 
 	proc    *process // the running process; see control.go
 	logPath string
@@ -67,7 +90,7 @@ func Binary(t testing.TB) string {
 // its data removed when the test ends.
 func Start(t testing.TB, o Options) *Server {
 	t.Helper()
-	bin := Binary(t)
+	bin := binaryFor(t, o.Backend)
 	dir := t.TempDir()
 	cfg := o.ConfigFile
 	if cfg == "" {
@@ -79,15 +102,11 @@ func Start(t testing.TB, o Options) *Server {
 	if data == "" {
 		data = filepath.Join(dir, "data")
 	}
-	args := []string{"--config.file=" + cfg, "--storage.tsdb.path=" + data,
-		"--web.listen-address=" + addr, "--log.level=warn",
-		// Hidden flag: apply discovered targets at once instead of after 5s.
-		"--scrape.discovery-reload-interval=100ms"}
-	args = append(args, o.Flags...)
-	s := &Server{URL: "http://" + addr, Addr: addr, logPath: filepath.Join(dir, "prometheus.log")}
-	s.proc = startProcess(t, bin, args, s.logPath)
+	argv := append(args(o.Backend, cfg, data, addr), o.Args...)
+	s := &Server{URL: "http://" + addr, Addr: addr, Backend: o.Backend, Dir: dir, logPath: filepath.Join(dir, "prometheus.log")}
+	s.proc = startProcess(t, bin, argv, s.logPath)
 	t.Cleanup(func() { s.proc.kill(); _ = s.proc.log.Close() })
-	s.waitReady(t, s.logPath)
+	s.waitReady(t, readyPath(o.Backend), s.logPath)
 	return s
 }
 
@@ -98,7 +117,12 @@ func Config(o Options) string {
 		iv = time.Second
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "global:\n  scrape_interval: %s\n  evaluation_interval: %s\nscrape_configs:\n  - job_name: vllm\n", iv, iv)
+	fmt.Fprintf(&b, "global:\n  scrape_interval: %s\n  evaluation_interval: %s\n", iv, iv)
+	writeLabels(&b, "  external_labels:\n", "    ", o.ExternalLabels)
+	b.WriteString("scrape_configs:\n  - job_name: vllm\n")
+	if o.Relabel != "" {
+		b.WriteString("    relabel_configs:\n" + o.Relabel)
+	}
 	if o.TargetsFile != "" {
 		fmt.Fprintf(&b, "    file_sd_configs:\n      - files: [%q]\n        refresh_interval: 1s\n", o.TargetsFile)
 	}
@@ -109,14 +133,53 @@ func Config(o Options) string {
 		}
 		fmt.Fprintf(&b, "    static_configs:\n      - targets: [%s]\n", strings.Join(quoted, ", "))
 	}
+	if len(o.Groups) > 0 && len(o.Targets) == 0 {
+		b.WriteString("    static_configs:\n")
+	}
+	writeGroups(&b, o.Groups)
+	if len(o.AgentGroups) > 0 {
+		b.WriteString("  - job_name: vllm-node-agent\n    static_configs:\n")
+		writeGroups(&b, o.AgentGroups)
+	}
 	return b.String()
 }
 
-func (s *Server) waitReady(t testing.TB, logPath string) {
+func writeGroups(b *strings.Builder, gs []Group) {
+	for _, g := range gs {
+		fmt.Fprintf(b, "      - targets: [%s]\n", quoteAll(g.Targets))
+		writeLabels(b, "        labels:\n", "          ", g.Labels)
+	}
+}
+
+func quoteAll(vs []string) string {
+	quoted := make([]string, len(vs))
+	for i, v := range vs {
+		quoted[i] = fmt.Sprintf("%q", v)
+	}
+	return strings.Join(quoted, ", ")
+}
+
+// writeLabels writes a YAML map of labels in a stable order.
+func writeLabels(b *strings.Builder, head, indent string, ls map[string]string) {
+	if len(ls) == 0 {
+		return
+	}
+	names := make([]string, 0, len(ls))
+	for n := range ls {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	b.WriteString(head)
+	for _, n := range names {
+		fmt.Fprintf(b, "%s%s: %q\n", indent, n, ls[n])
+	}
+}
+
+func (s *Server) waitReady(t testing.TB, path, logPath string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		resp, err := http.Get(s.URL + "/-/ready")
+		resp, err := http.Get(s.URL + path)
 		if err == nil {
 			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -126,7 +189,7 @@ func (s *Server) waitReady(t testing.TB, logPath string) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	log, _ := os.ReadFile(logPath)
-	t.Fatalf("prometheus at %s not ready after 30s; log:\n%s", s.URL, log)
+	t.Fatalf("%s at %s not ready after 30s; log:\n%s", s.Backend, s.URL, log)
 }
 
 // Query runs an instant query and returns the raw "result" array.

@@ -6,18 +6,37 @@ import { OptionsProps } from './types';
 interface Props extends Pick<OptionsProps, 'query' | 'errors' | 'onChange'> {
   showLegend: boolean;
   showMinStep: boolean;
+  showMatchers: boolean;
 }
 
 /**
  * Legend and min step. Both are free text: the query changes as you type but runs on blur, so typing does not send
  * a query per key stroke.
  */
-export function CommonOptions({ query, errors, onChange, showLegend, showMinStep }: Props) {
-  if (!showLegend && !showMinStep) {
+export function CommonOptions({ query, errors, onChange, showLegend, showMinStep, showMatchers }: Props) {
+  if (!showLegend && !showMinStep && !showMatchers) {
     return null;
   }
   return (
     <InlineFieldRow>
+      {showMatchers && (
+        <InlineField
+          label="Label matchers"
+          labelWidth={16}
+          tooltip='PromQL label matchers on any label, added to every series the query reads, e.g. namespace="inference", pod=~"vllm-.*". Dashboard variables are allowed: namespace=~"$namespace". Empty: no extra matchers.'
+          invalid={Boolean(errors.matchers)}
+          error={errors.matchers}
+        >
+          <Input
+            id="vllm-matchers"
+            width={40}
+            value={query.matchers ?? ''}
+            placeholder='namespace="inference"'
+            onChange={(event) => onChange({ matchers: event.currentTarget.value || undefined }, false)}
+            onBlur={() => onChange({}, true)}
+          />
+        </InlineField>
+      )}
       {showLegend && (
         <InlineField
           label="Legend"

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Builds the metric back ends the integration tests run against, besides
+# Debian's Prometheus 2.42 and VictoriaMetrics: Prometheus 3.x and Thanos,
+# from the Go module proxy, into a cache folder reused between runs. A binary
+# already in the cache is not rebuilt. Prints the path of each binary.
+#
+#   bash scripts/backends.sh            # both
+#   bash scripts/backends.sh prometheus # only Prometheus 3
+#   bash scripts/backends.sh thanos     # only Thanos
+#
+# The versions here are the ones pkg/internal/promtest looks for; change them
+# together (promtest.Prometheus3Version, promtest.ThanosVersion).
+set -euo pipefail
+
+PROMETHEUS_MODULE=github.com/prometheus/prometheus
+PROMETHEUS_MODULE_VERSION=v0.316.0 # Prometheus 3.16.0
+PROMETHEUS_VERSION=3.16.0
+THANOS_MODULE=github.com/thanos-io/thanos
+THANOS_VERSION=${THANOS_VERSION:-0.42.4} # 0.42.5 needs Go >= 1.26.10
+
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/inferops-vllm/bin"
+mkdir -p "$cache"
+
+# module_dir MODULE@VERSION: the read-only module source from the module cache.
+module_dir() {
+	local json dir
+	json=$(go mod download -json "$1")
+	dir=$(printf '%s\n' "$json" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+	if [ -z "$dir" ]; then
+		printf '%s\n' "$json" >&2
+		echo "backends: cannot download $1" >&2
+		return 1
+	fi
+	printf '%s\n' "$dir"
+}
+
+# build NAME OUT MODULE@VERSION PKG LDFLAGS [TAGS]: builds PKG inside a
+# writable copy of the module, so its own go.mod (and replace directives)
+# decide the dependencies, exactly as its release build does.
+build() {
+	local name=$1 out=$2 modver=$3 pkg=$4 ldflags=$5 tags=${6:-}
+	if [ -x "$out" ]; then
+		echo "$out"
+		return 0
+	fi
+	local src work start
+	start=$(date +%s)
+	src=$(module_dir "$modver")
+	work=$(mktemp -d)
+	cp -r "$src/." "$work/"
+	chmod -R u+w "$work"
+	echo "backends: building $name from $modver (cold build, several minutes)" >&2
+	# The module zip ships a go.work naming folders it leaves out: build the
+	# module alone. The binary appears under its final name only when whole.
+	if ! (cd "$work" && GOWORK=off GOFLAGS=-buildvcs=false CGO_ENABLED=0 go build -trimpath -tags "$tags" \
+		-ldflags "-s -w $ldflags" -o "$out.tmp.$$" "$pkg"); then
+		rm -rf "$work" "$out.tmp.$$"
+		echo "backends: building $name failed" >&2
+		return 1
+	fi
+	rm -rf "$work"
+	mv "$out.tmp.$$" "$out"
+	echo "backends: built $name in $(($(date +%s) - start))s" >&2
+	echo "$out"
+}
+
+prometheus() {
+	local v=github.com/prometheus/common/version
+	# remove_all_sd keeps only the static, file and http service discovery
+	# (plugins/minimum.go): the tests use file_sd.
+	build "prometheus $PROMETHEUS_VERSION" "$cache/prometheus-$PROMETHEUS_VERSION" \
+		"$PROMETHEUS_MODULE@$PROMETHEUS_MODULE_VERSION" ./cmd/prometheus \
+		"-X $v.Version=$PROMETHEUS_VERSION -X $v.Revision=$PROMETHEUS_MODULE_VERSION -X $v.Branch=module-proxy" \
+		remove_all_sd
+}
+
+thanos() {
+	local v=github.com/prometheus/common/version
+	build "thanos $THANOS_VERSION" "$cache/thanos-$THANOS_VERSION" \
+		"$THANOS_MODULE@v$THANOS_VERSION" ./cmd/thanos \
+		"-X $v.Version=$THANOS_VERSION -X $v.Revision=v$THANOS_VERSION -X $v.Branch=module-proxy"
+}
+
+case "${1:-all}" in
+prometheus) prometheus ;;
+thanos) thanos ;;
+all)
+	prometheus
+	thanos
+	;;
+*)
+	echo "usage: $0 [prometheus|thanos|all]" >&2
+	exit 2
+	;;
+esac
