@@ -28,3 +28,13 @@ func TestFilterValuesLimit(t *testing.T) {
 	require.NoError(t, parse(MaxFilterValues))
 	require.ErrorContains(t, parse(MaxFilterValues+1), fmt.Sprintf("models has %d values; at most %d are allowed", MaxFilterValues+1, MaxFilterValues))
 }
+
+// TestQuantileBounds: quantiles are strictly between 0 and 1.
+func TestQuantileBounds(t *testing.T) {
+	for _, q := range []string{"0", "1", "-0.5", "1.5"} {
+		_, err := ParseQuery(backend.DataQuery{RefID: "A", JSON: []byte(`{"queryType":"waitTime","quantiles":[` + q + `]}`)})
+		require.ErrorContains(t, err, "quantile "+q+" is out of range (0, 1)")
+	}
+	_, err := ParseQuery(backend.DataQuery{RefID: "A", JSON: []byte(`{"queryType":"waitTime","quantiles":[0.001,0.999]}`)})
+	require.NoError(t, err)
+}
