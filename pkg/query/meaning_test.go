@@ -467,3 +467,28 @@ func TestWaitBelowSmallestBucket(t *testing.T) {
 		})
 	}
 }
+
+// TestTopKTableJoinsModels: an instance serving two models lists both, and
+// its engine count adds up the engines of each.
+func TestTopKTableJoinsModels(t *testing.T) {
+	sample := func(v float64) []model.SamplePair {
+		return []model.SamplePair{{Timestamp: 0, Value: model.SampleValue(v)}}
+	}
+	p := &scripted{
+		instant: func(string, time.Time) model.Vector { return rankingAnswer(map[string]float64{"a": 3}) },
+		matrix: func(string, v1.Range) model.Matrix {
+			return model.Matrix{
+				{Metric: model.Metric{vllm.SignalLabel: "value", "instance": "a"}, Values: sample(3)},
+				{Metric: model.Metric{vllm.SignalLabel: "engines", "instance": "a", "model_name": "m1"}, Values: sample(1)},
+				{Metric: model.Metric{vllm.SignalLabel: "engines", "instance": "a", "model_name": "m2"}, Values: sample(2)},
+			}
+		},
+	}
+	now := time.Now()
+	r := run(t, scriptedExecutor(p), dq("A", `{"queryType":"topk","format":"table"}`, now.Add(-time.Hour), now)).Responses["A"]
+	require.NoError(t, r.Error)
+	table, got := rankTable(t, r.Frames)
+	require.Equal(t, []string{"a"}, got)
+	require.Equal(t, "m1, m2", table.Fields[fieldIndex(table, "model")].At(0))
+	require.Equal(t, int64(3), table.Fields[fieldIndex(table, "engines")].At(0))
+}
