@@ -111,6 +111,11 @@ func (l *load) finish() []refresh {
 }
 
 // between returns the refreshes that started after from and ended before to.
+// cacheFresh is how long after a fault the shared result cache may still
+// answer a refresh with what Prometheus said just before it: one scrape
+// interval (1s here), with a margin for the refresh's own duration.
+const cacheFresh = 1500 * time.Millisecond
+
 func between(rs []refresh, from, to time.Time) []refresh {
 	var out []refresh
 	for _, r := range rs {
@@ -189,7 +194,7 @@ func TestFaultMatrix(t *testing.T) {
 		time.Sleep(time.Second)
 		killed := time.Now()
 		fleet.Prom.Kill(t)
-		time.Sleep(1500 * time.Millisecond)
+		time.Sleep(3 * time.Second)
 		health := host.CheckHealth(t, s)
 		restarting := time.Now()
 		fleet.Prom.Restart(t)
@@ -199,7 +204,7 @@ func TestFaultMatrix(t *testing.T) {
 
 		require.Equal(t, backend.HealthStatusError, health.Status)
 		require.Contains(t, health.Message, "is unreachable")
-		before, during, after := between(rs, time.Time{}, killed), between(rs, killed, restarting), between(rs, ready, time.Now())
+		before, during, after := between(rs, time.Time{}, killed), between(rs, killed.Add(cacheFresh), restarting), between(rs, ready, time.Now())
 		require.NotEmpty(t, before)
 		require.NotEmpty(t, during)
 		require.NotEmpty(t, after)
@@ -237,7 +242,8 @@ func TestFaultMatrix(t *testing.T) {
 		time.Sleep(3 * time.Second)
 		rs := l.finish()
 
-		during := between(rs, stopped, continued)
+		// Refreshes after cacheFresh must reach the frozen Prometheus and time out.
+		during := between(rs, stopped.Add(cacheFresh), continued)
 		require.NotEmpty(t, during)
 		for _, r := range during {
 			require.NoError(t, r.grpcErr)
@@ -307,6 +313,9 @@ func TestFaultMatrix(t *testing.T) {
 	t.Run("settings changed with 50 queries in flight", func(t *testing.T) {
 		old := ds("switch", `{"scrapeInterval":"1s","queryTimeout":"30s"}`)
 		base := warm(old)
+		// Let the shared cache's answers (fresh for one scrape interval)
+		// expire, so all 50 queries wait on the frozen Prometheus.
+		time.Sleep(2 * time.Second)
 		fleet.Prom.Stop(t)
 		var wg sync.WaitGroup
 		l := &load{host: host, ds: old, queries: 5}
