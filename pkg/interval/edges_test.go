@@ -40,6 +40,20 @@ func TestComputeEdges(t *testing.T) {
 			wantStep: 17 * time.Second, wantClamped: true,
 		},
 		{
+			// 10999 × 700ms: the raised step is exactly 700ms, so neither
+			// ceiling adds one.
+			name: "clamp to an exact number of milliseconds", rng: 10999 * 700 * time.Millisecond,
+			in:       Input{MaxDataPoints: 1e9, IntervalMs: 1},
+			wantStep: 700 * time.Millisecond, wantClamped: true,
+		},
+		{
+			// 10999 × 16s/11000 = 15.99…s, which Grafana rounds down to 15s:
+			// 11733 points, so the step is raised to exactly 16s.
+			name: "clamp to an exact number of seconds", rng: 10999 * 16 * time.Second,
+			in:       Input{MaxDataPoints: 1e6, Scrape: time.Second},
+			wantStep: 16 * time.Second, wantClamped: true,
+		},
+		{
 			// ⌈20s/10999⌉ = 1.818…ms.
 			name: "clamp of a few milliseconds", rng: 20 * time.Second,
 			in:       Input{MaxDataPoints: 1e9, IntervalMs: 1},
