@@ -60,7 +60,7 @@ func (p *plan) fetchGPUs(ctx context.Context, e *Executor, instances []string) (
 	if err != nil {
 		return agent.Result{}, err
 	}
-	res := e.Agents.Fetch(ctx, urls)
+	res := fetchFor(ctx, e.Agents, urls, instances)
 	if len(instances) > 0 {
 		keep := map[string]bool{}
 		for _, i := range instances {
@@ -110,7 +110,11 @@ func (p *plan) gpuColumns(ctx context.Context, e *Executor, rows []frames.RankRo
 	}
 	ctx, cancel := context.WithTimeout(ctx, e.Settings.Agents.Timeout+time.Second)
 	defer cancel()
-	res, err := p.fetchGPUs(ctx, e, nil)
+	wanted := make([]string, 0, len(rows))
+	for _, r := range rows {
+		wanted = append(wanted, r.Instance)
+	}
+	res, err := p.fetchGPUs(ctx, e, wanted)
 	if errors.Is(err, ErrNoAgents) {
 		return rows, nil // a fleet without agents: the table simply has no GPU columns
 	}
