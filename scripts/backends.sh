@@ -76,9 +76,15 @@ prometheus() {
 
 thanos() {
 	local v=github.com/prometheus/common/version
-	build "thanos $THANOS_VERSION" "$cache/thanos-$THANOS_VERSION" \
+	# Thanos' own release build (.promu.yml) uses these tags. slicelabels is
+	# not optional: Thanos' Store API casts Prometheus' labels.Labels to its
+	# protobuf labels in place, which holds only for the slice layout; with
+	# Prometheus' default stringlabels layout the sidecar computes garbage
+	# message sizes and panics in gRPC's buffer pool on the first call.
+	build "thanos $THANOS_VERSION" "$cache/thanos-$THANOS_VERSION-slicelabels" \
 		"$THANOS_MODULE@v$THANOS_VERSION" ./cmd/thanos \
-		"-X $v.Version=$THANOS_VERSION -X $v.Revision=v$THANOS_VERSION -X $v.Branch=module-proxy"
+		"-X $v.Version=$THANOS_VERSION -X $v.Revision=v$THANOS_VERSION -X $v.Branch=module-proxy" \
+		"netgo slicelabels"
 }
 
 case "${1:-all}" in

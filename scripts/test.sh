@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, from a machine that has never seen the project:
 # installs what it needs (Prometheus, VictoriaMetrics and Chromium from
-# Debian, Go modules, npm packages; Prometheus 3 built from the Go module
-# proxy into ~/.cache/inferops-vllm by scripts/backends.sh), then runs Go
+# Debian, Go modules, npm packages; Prometheus 3 and Thanos built from the
+# Go module proxy into ~/.cache/inferops-vllm by scripts/backends.sh), then runs Go
 # vet and tests (unit, integration against every back end, go-plugin host
 # tests, short fuzzing, the mutation score of pkg/health and pkg/frames),
 # the release archive (scripts/package.sh, checked and installed by
@@ -49,9 +49,9 @@ if [ -z "$(go list -f '{{join .TestGoFiles " "}}' ./pkg/nodeagent/nvmlsource)" ]
 	exit 1
 fi
 
-step "back ends: Prometheus 3 from the Go module proxy (cached; built only when missing)"
+step "back ends: Prometheus 3 and Thanos from the Go module proxy (cached; built only when missing)"
 backends_start=$(date +%s)
-bash scripts/backends.sh prometheus
+bash scripts/backends.sh
 echo "back ends ready in $(($(date +%s) - backends_start))s"
 
 step "go vet"

@@ -6,6 +6,7 @@ package health
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
@@ -70,6 +71,10 @@ func Check(ctx context.Context, p Prometheus, s models.Settings, now time.Time) 
 func identify(ctx context.Context, p Prometheus) (string, error) {
 	bi, err := p.BuildInfo(ctx)
 	switch {
+	case err == nil && strings.HasPrefix(bi.Version, "0."):
+		// Prometheus has had buildinfo since 2.14; a 0.x version there is
+		// Thanos Query, which answers with its own version.
+		return "Thanos " + bi.Version, nil
 	case err == nil && bi.Version != "":
 		return "Prometheus " + bi.Version, nil
 	case err == nil, prom.KindOf(err) == prom.KindBadQuery, prom.KindOf(err) == prom.KindServer,

@@ -59,6 +59,14 @@ func TestQueryRangeStatus(t *testing.T) {
 			w.WriteHeader(http.StatusUnprocessableEntity)
 			_, _ = w.Write([]byte(`{"status":"error","errorType":"timeout","error":"query timed out in expression evaluation"}`))
 		}, wantKind: KindTimeout, wantMsg: "timed out"},
+		{name: "an execution error the query caused", h: func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			_, _ = w.Write([]byte(`{"status":"error","errorType":"execution","error":"found duplicate series for the match group"}`))
+		}, wantKind: KindBadQuery, wantMsg: "duplicate series"},
+		{name: "a store that failed while the query ran (Thanos without partial response)", h: func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			_, _ = w.Write([]byte(`{"status":"error","errorType":"execution","error":"expanding series: proxy Series(): fetch series for {shard=\"1\"} Addr: 127.0.0.1:10901: rpc error: code = Unavailable"}`))
+		}, wantKind: KindServer, wantMsg: "Addr: 127.0.0.1:10901"},
 		{name: "proxy 502 in text", h: func(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "bad gateway\nmore", http.StatusBadGateway)
 		}, wantKind: KindServer, wantMsg: "bad gateway"},

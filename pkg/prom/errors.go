@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strings"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
@@ -84,6 +85,8 @@ func kindFor(err error) ErrorKind {
 		return KindTimeout
 	case errors.Is(err, context.Canceled):
 		return KindCanceled
+	case errors.As(err, &apiErr) && storageFailure(apiErr):
+		return KindServer
 	case errors.As(err, &apiErr):
 		return kindForAPI(apiErr.Type)
 	case errors.As(err, &netErr) && netErr.Timeout():
@@ -91,6 +94,15 @@ func kindFor(err error) ErrorKind {
 	default:
 		return KindUnreachable
 	}
+}
+
+// storageFailure tells a store that failed while the query ran from a query
+// the server could not run. PromQL's engine reports both as "execution"
+// errors, but a failed read of the series is always prefixed "expanding
+// series:": Thanos Query without partial response answers that way when one
+// of its stores is down, naming the store, and so do remote-read failures.
+func storageFailure(e *v1.Error) bool {
+	return e.Type == v1.ErrExec && strings.Contains(e.Msg, "expanding series: ")
 }
 
 func kindForAPI(t v1.ErrorType) ErrorKind {

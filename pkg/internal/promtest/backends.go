@@ -65,7 +65,7 @@ func binaryFor(t testing.TB, k Kind) string {
 // ThanosBinary finds the thanos executable built by scripts/backends.sh.
 func ThanosBinary(t testing.TB) string {
 	t.Helper()
-	return cached(t, "THANOS_BIN", "thanos-"+ThanosVersion, "bash scripts/backends.sh thanos")
+	return cached(t, "THANOS_BIN", "thanos-"+ThanosVersion+"-slicelabels", "bash scripts/backends.sh thanos")
 }
 
 func cached(t testing.TB, env, name, how string) string {

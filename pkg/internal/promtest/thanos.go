@@ -41,7 +41,10 @@ func StartQuery(t testing.TB, endpoints []string, extra ...string) *Server {
 	t.Helper()
 	dir := t.TempDir()
 	addr := freeAddr(t)
-	args := []string{"query", "--http-address=" + addr, "--grpc-address=" + freeAddr(t), "--log.level=warn"}
+	args := []string{"query", "--http-address=" + addr, "--grpc-address=" + freeAddr(t), "--log.level=warn",
+		// Look at the endpoints every second rather than every 5s, so a
+		// store is usable (and a dead one noticed) quickly.
+		"--endpoint.info-timeout=1s", "--store.sd-interval=1s"}
 	for _, e := range endpoints {
 		args = append(args, "--endpoint="+e)
 	}
