@@ -193,9 +193,9 @@ func alertRules(t *testing.T) []alertRule {
 }
 
 // demoFleet starts vllm-sim with deploy/vllm-sim.flags (the demo's and the
-// compose stack's flags) and Prometheus with deploy/prometheus — the same
-// files — and returns Prometheus' URL.
-func demoFleet(t *testing.T) (string, []string) {
+// compose stack's flags) and Prometheus of the given kind with
+// deploy/prometheus — the same files — and returns Prometheus' URL.
+func demoFleet(t *testing.T, kind promtest.Kind) (string, []string) {
 	dir := t.TempDir()
 	sim := filepath.Join(dir, "vllm-sim")
 	build := exec.Command("go", "build", "-o", sim, "./cmd/vllm-sim")
@@ -218,7 +218,7 @@ func demoFleet(t *testing.T) (string, []string) {
 	cmd := exec.Command(sim, args...)
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	srv := promtest.Start(t, promtest.Options{ConfigFile: filepath.Join(promDir, "prometheus.yml")})
+	srv := promtest.Start(t, promtest.Options{Backend: kind, ConfigFile: filepath.Join(promDir, "prometheus.yml")})
 	srv.WaitForSeries(t, `count_over_time(vllm:num_requests_running[5m]) >= 7`, 8, 90*time.Second)
 	return srv.URL, targetAddrs(t, filepath.Join(promDir, "targets", "vllm.json"))
 }
@@ -256,11 +256,21 @@ func demoAgent(t *testing.T, instances []string) string {
 }
 
 // TestDashboardsAgainstFleet runs every panel, annotation and alert query
-// through the plugin binary against Prometheus scraping the demo fleet.
+// through the plugin binary against Prometheus 2 and 3 (each with the demo's
+// configuration and rules) scraping the demo fleet.
 func TestDashboardsAgainstFleet(t *testing.T) {
 	t.Parallel()
+	for _, kind := range []promtest.Kind{promtest.Prometheus2, promtest.Prometheus3} {
+		t.Run(kind.Name(), func(t *testing.T) {
+			t.Parallel()
+			dashboardsAgainstFleet(t, kind)
+		})
+	}
+}
+
+func dashboardsAgainstFleet(t *testing.T, kind promtest.Kind) {
 	host := grafanahost.Launch(t, grafanahost.Build(t))
-	url, instances := demoFleet(t)
+	url, instances := demoFleet(t, kind)
 	agentURL := demoAgent(t, instances)
 	js, err := json.Marshal(map[string]any{"scrapeInterval": "5s", "agentUrls": []string{agentURL}})
 	require.NoError(t, err)
