@@ -43,11 +43,15 @@ func (p *plan) saturation(ctx context.Context) (data.Frames, error) {
 		{key: vllm.KVUsage, tags: []string{vllm.SatKVUsage}, without: "KV-bound cannot be told apart"},
 		{key: vllm.Preemptions, tags: []string{vllm.SatPreemptions}, without: "KV-bound cannot be told apart"},
 	}, vllm.KVUsage)...)
+	th := p.e.Settings.Saturation
+	if th == (models.SaturationSettings{}) {
+		th = models.DefaultSaturation() // settings built in code, not loaded
+	}
 	var rows []frames.SaturationRow
 	var series prom.Matrix
 	var timelines data.Frames
 	for _, g := range groups {
-		v := vllm.Classify(g.steps, p.e.Settings.Saturation)
+		v := vllm.Classify(g.steps, th)
 		rows = append(rows, frames.SaturationRow{Instance: g.labels[p.b.InstanceLabel], Engine: g.labels["engine"],
 			Verdict: v.Verdict, Reason: v.Reason, Ceiling: v.Ceiling, MeanRunning: v.MeanRunning, MeanWaiting: v.MeanWaiting,
 			PeakKV: v.PeakKV, MeanPreemptions: v.MeanPreemptions, MeanArrivals: v.MeanArrivals, MeanCompletions: v.MeanCompletions})
