@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferops/vllm-datasource/pkg/internal/fleettest"
@@ -103,21 +102,4 @@ func instanceIndex(env *fleettest.Env, addr string) int {
 		}
 	}
 	return -1
-}
-
-// fleetRows reads the fleet table into maps by column name; null cells are nil.
-func fleetRows(t *testing.T, f *data.Frame) []map[string]any {
-	t.Helper()
-	out := make([]map[string]any, f.Rows())
-	for i := range out {
-		out[i] = map[string]any{}
-		for _, fd := range f.Fields {
-			v, ok := fd.ConcreteAt(i)
-			if !ok {
-				v = nil
-			}
-			out[i][fd.Name] = v
-		}
-	}
-	return out
 }
