@@ -33,7 +33,7 @@ export const QUERY_TYPE_OPTIONS: Array<ComboboxOption<VllmQueryType>> = [
   { value: 'preemptions', label: 'Preemptions', description: 'Requests preempted for lack of KV cache' },
   { value: 'topk', label: 'Top-k', description: 'The k busiest servers or engines' },
   { value: 'gpu', label: 'GPU', description: 'GPU memory, utilisation and power, joined to the vLLM engine on it' },
-  { value: 'fleet', label: 'Fleet', description: 'One row per engine: state, load, latency, GPUs; worst first' },
+  { value: 'fleet', label: 'Fleet', description: 'One row per engine: state, load, latency; worst first' },
   {
     value: 'saturation',
     label: 'Saturation',
