@@ -27,6 +27,8 @@ const QUERY_TYPES = [
   { label: 'Preemptions', value: 'preemptions', shows: 'Output', file: 'query-preemptions.png' },
   { label: 'Top-k', value: 'topk', shows: 'Rank by', file: 'query-topk.png' },
   { label: 'GPU', value: 'gpu', shows: 'Source', file: 'query-gpu.png' },
+  { label: 'Fleet', value: 'fleet', shows: 'Models', file: 'query-fleet.png' },
+  { label: 'Saturation', value: 'saturation', shows: 'Series + table', file: 'query-saturation.png' },
   { label: 'PromQL', value: 'promql', shows: 'Expr', file: 'query-promql.png' },
 ];
 

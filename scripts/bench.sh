@@ -11,13 +11,17 @@
 #   bash scripts/bench.sh                  # 1,000 engines, 1 h at 5 s, 200 callers for 60 s
 #   bash scripts/bench.sh --engines 5000   # a bigger fleet
 #   bash scripts/bench.sh --short          # small and quick (scripts/test.sh runs this)
+#
+# Then the fleet table (the fleet query type: a dozen instant expressions
+# joined in the plugin) at each size of --fleet-table (default 1000,10000;
+# --short: 10), against the same expressions sent concurrently as raw HTTP.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-engines=1000 span=1h reps=5 callers=200 load=60s out=""
+engines=1000 span=1h reps=5 callers=200 load=60s out="" fleet_table=1000,10000
 usage() {
-	sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
-	echo "options: --engines N  --span 1h  --reps 5  --callers 200  --load 60s  --out FILE  --short"
+	sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+	echo "options: --engines N  --span 1h  --reps 5  --callers 200  --load 60s  --out FILE  --fleet-table 1000,10000  --short"
 }
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -27,7 +31,8 @@ while [ $# -gt 0 ]; do
 	--callers) callers=$2; shift 2 ;;
 	--load) load=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
-	--short) engines=10 span=10m reps=2 callers=4 load=2s; shift ;;
+	--fleet-table) fleet_table=$2; shift 2 ;;
+	--short) engines=10 span=10m reps=2 callers=4 load=2s fleet_table=10; shift ;;
 	-h | --help) usage; exit 0 ;;
 	*) echo "unknown option: $1" >&2; usage >&2; exit 2 ;;
 	esac
@@ -42,3 +47,10 @@ echo "==> $engines engines, range $span, $reps runs per case, load of $callers c
 args=(-bench.engines="$engines" -bench.span="$span" -bench.reps="$reps" -bench.callers="$callers" -bench.load="$load")
 [ -n "$out" ] && args+=(-bench.out="$(realpath -m "$out")")
 go test -count=1 -timeout 3h -run '^TestFleetBench$' -v ./pkg/internal/fleetbench/ -args "${args[@]}"
+
+IFS=, read -ra sizes <<<"$fleet_table"
+for n in "${sizes[@]}"; do
+	echo "==> fleet table, $n engines"
+	go test -count=1 -timeout 1h -run '^TestFleetTableBench$' -v ./pkg/internal/fleetbench/ -args -bench.fleet.engines="$n" -bench.fleet.reps="$reps" |
+		grep -E '^\| fleet table|^(--- |ok|FAIL)'
+done

@@ -12,6 +12,7 @@ import {
   VllmGrouping,
   VllmQueryType,
   VllmRankSignal,
+  VllmSaturationFormat,
   VllmWaitFamily,
 } from './types';
 
@@ -32,6 +33,12 @@ export const QUERY_TYPE_OPTIONS: Array<ComboboxOption<VllmQueryType>> = [
   { value: 'preemptions', label: 'Preemptions', description: 'Requests preempted for lack of KV cache' },
   { value: 'topk', label: 'Top-k', description: 'The k busiest servers or engines' },
   { value: 'gpu', label: 'GPU', description: 'GPU memory, utilisation and power, joined to the vLLM engine on it' },
+  { value: 'fleet', label: 'Fleet', description: 'One row per engine: state, load, latency; worst first' },
+  {
+    value: 'saturation',
+    label: 'Saturation',
+    description: 'A verdict per instance (queueing, KV-bound, …) with its evidence',
+  },
   { value: 'promql', label: 'PromQL', description: 'Raw PromQL, for panels no vLLM query type covers' },
 ];
 
@@ -47,8 +54,31 @@ const TOPK_GROUPINGS: VllmGrouping[] = ['instance', 'instance_engine'];
 
 /** The groupings the backend accepts for a query type (pkg/models/query.go parseGrouping). */
 export function groupingOptionsFor(queryType: VllmQueryType) {
-  return queryType === 'topk' ? GROUPING_OPTIONS.filter((o) => TOPK_GROUPINGS.includes(o.value)) : GROUPING_OPTIONS;
+  if (queryType === 'fleet') {
+    // Always one row per engine.
+    return GROUPING_OPTIONS.filter((o) => o.value === 'instance_engine');
+  }
+  return queryType === 'topk' || queryType === 'saturation'
+    ? GROUPING_OPTIONS.filter((o) => TOPK_GROUPINGS.includes(o.value))
+    : GROUPING_OPTIONS;
 }
+
+/** Saturation output, stored as format (pkg/models/diagnosis.go DiagnosisFormats); absent means both. */
+export const SATURATION_FORMAT_OPTIONS: Array<{ value: VllmSaturationFormat; label: string; description: string }> = [
+  {
+    value: 'both',
+    label: 'Series + table',
+    description: 'Utilisation, arrivals vs completions, verdict timelines and the verdict table',
+  },
+  { value: 'table', label: 'Table only', description: 'The verdict per instance with its reason' },
+  {
+    value: 'series',
+    label: 'Series only',
+    description: 'Utilisation, arrivals vs completions and each verdict timeline',
+  },
+];
+
+export const FLEET_FORMAT_OPTIONS = [{ value: 'table' }];
 
 export const FAMILY_OPTIONS: Array<ComboboxOption<string>> = [
   { value: 'queue_time', label: 'Queue time', description: 'Time waiting for a scheduler slot' },

@@ -12,7 +12,9 @@ import {
   GPU_SOURCE_OPTIONS,
   MAX_FILTER_VALUES,
   MAX_K,
+  FLEET_FORMAT_OPTIONS,
   RANK_BY_OPTIONS,
+  SATURATION_FORMAT_OPTIONS,
   groupingOptionsFor,
   hasVariable,
 } from './queryOptions';
@@ -181,6 +183,12 @@ export function validateQuery(query: VllmQuery): QueryErrors {
   if (type === 'gpu') {
     set('source', choiceError('source', query.source, GPU_SOURCE_OPTIONS));
     set('format', choiceError('format', query.format, GPU_FORMAT_OPTIONS));
+  }
+  if (type === 'saturation') {
+    set('format', choiceError('output format', query.format, SATURATION_FORMAT_OPTIONS));
+  }
+  if (type === 'fleet') {
+    set('format', choiceError('format (the fleet is a table)', query.format, FLEET_FORMAT_OPTIONS));
   }
   if (type === 'promql' && !query.expr?.trim()) {
     set('expr', 'Enter a PromQL expression');

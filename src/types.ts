@@ -5,7 +5,7 @@ import { DataQuery } from '@grafana/schema';
  * What a query asks the backend for. The backend (pkg/) turns each kind into PromQL over the vLLM metrics,
  * so the frontend only carries intent; `promql` is the escape hatch for panels no vLLM query type covers.
  */
-export type VllmQueryType = 'queue' | 'waitTime' | 'preemptions' | 'topk' | 'gpu' | 'promql';
+export type VllmQueryType = 'queue' | 'waitTime' | 'preemptions' | 'topk' | 'gpu' | 'fleet' | 'saturation' | 'promql';
 
 /**
  * How series are grouped:
@@ -33,6 +33,9 @@ export type VllmGpuFormat = 'series' | 'table';
 
 /** Top-k: the ranking table only, the series only, or both (the backend's default when format is absent). */
 export type VllmTopKFormat = 'table' | 'series' | 'both';
+
+/** Saturation: the verdict table, the series (utilisation, arrivals vs completions, verdict timelines), or both (default). Fleet is always a table. */
+export type VllmSaturationFormat = 'both' | 'table' | 'series';
 
 /**
  * A reference to a dashboard variable ("$model", "${model}", "${model:raw}"). Option fields that are not free text
@@ -89,7 +92,7 @@ export interface VllmQuery extends DataQuery {
    * "series" is the same as asSeries, absent or "both" returns both. The meaning differs per type, so the editor
    * drops it when switching between the two.
    */
-  format?: VllmGpuFormat | VllmTopKFormat;
+  format?: VllmGpuFormat | VllmTopKFormat | VllmSaturationFormat;
   /** PromQL: the expression (required). Dashboard variables are resolved; $__interval, $__rate_interval, $__range by the backend. */
   expr?: string;
   /** PromQL: Grafana unit of the result, e.g. reqps or short. */
@@ -138,6 +141,10 @@ export const DEFAULT_SETTINGS = {
   prometheusUrl: 'http://localhost:9090',
   agentJob: 'vllm-node-agent',
   agentTimeout: '2s',
+  saturationKvHigh: 0.9,
+  saturationQueue: 1,
+  saturationPreemptions: 0.01,
+  saturationIdle: 0.1,
 } as const;
 
 export type VllmAgentMode = 'static' | 'discovery';
@@ -178,6 +185,15 @@ export interface VllmDataSourceOptions extends DataSourceJsonData {
   agentJob?: string;
   /** Upper bound for each request to a node agent, a duration such as 2s. */
   agentTimeout?: string;
+
+  /** Saturation: KV-cache usage (0–1] at or above which the cache is near full (default 0.9). */
+  saturationKvHigh?: number;
+  /** Saturation: mean queue (requests) over the rate window that counts as a queue (default 1). */
+  saturationQueue?: number;
+  /** Saturation: preemptions per second that count as preempting (default 0.01). */
+  saturationPreemptions?: number;
+  /** Saturation: running below this share (0–1] of the highest batch reached, with no queue, is idle (default 0.1). */
+  saturationIdle?: number;
 
   // Grafana's standard HTTP settings (written by DataSourceHttpSettings, read by the SDK's HTTPClientOptions).
   timeout?: number;

@@ -25,10 +25,14 @@ const (
 	// QueryPromQL runs raw PromQL with the plugin's step math, for the
 	// panels no vLLM query type covers (throughput, host context).
 	QueryPromQL QueryType = "promql"
+	// QueryFleet is one row per engine: state, load, latency and GPUs.
+	QueryFleet QueryType = "fleet"
+	// QuerySaturation is a verdict per instance with its evidence.
+	QuerySaturation QueryType = "saturation"
 )
 
 // QueryTypes lists every query type in the order the editor shows them.
-var QueryTypes = []QueryType{QueryQueue, QueryWaitTime, QueryPreemptions, QueryTopK, QueryGPU, QueryPromQL}
+var QueryTypes = []QueryType{QueryQueue, QueryWaitTime, QueryPreemptions, QueryTopK, QueryGPU, QueryFleet, QuerySaturation, QueryPromQL}
 
 // Grouping says which labels series are split by.
 type Grouping string
@@ -189,11 +193,14 @@ func joinTypes() string {
 // rest show one series per instance.
 func parseGrouping(s string, qt QueryType) (Grouping, error) {
 	if s == "" {
-		return GroupInstance, nil
+		return defaultGrouping(qt), nil
 	}
 	allowed := []Grouping{GroupNone, GroupModel, GroupInstance, GroupInstanceEngine}
-	if qt == QueryTopK {
+	if qt == QueryTopK || qt == QuerySaturation {
 		allowed = []Grouping{GroupInstance, GroupInstanceEngine}
+	}
+	if qt == QueryFleet {
+		allowed = []Grouping{GroupInstanceEngine} // always one row per engine
 	}
 	for _, g := range allowed {
 		if string(g) == s {
@@ -249,6 +256,8 @@ func (q *Query) parseTypeOptions(raw rawQuery) error {
 		return q.parseTopK(raw)
 	case QueryGPU:
 		return q.parseGPU(raw)
+	case QueryFleet, QuerySaturation:
+		return q.parseDiagnosis(raw)
 	case QueryPromQL:
 		q.Expr, q.Unit = strings.TrimSpace(raw.Expr), raw.Unit
 		if q.Expr == "" {

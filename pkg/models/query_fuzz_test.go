@@ -19,6 +19,8 @@ func FuzzParseQuery(f *testing.F) {
 		`{`, `null`, `[]`, `{"queryType":1}`, `{"queryType":"waitTime","quantiles":[1e308,-0,"x"]}`,
 		`{"queryType":"topk","k":1e400}`, `{"queryType":"topk","k":-1}`, `{"queryType":"queue","models":[""]}`,
 		`{"queryType":"queue","engines":["\u0000"],"grouping":"instance_engine"}`,
+		`{"queryType":"fleet","matchers":"namespace=\"a\""}`, `{"queryType":"fleet","grouping":"instance","format":"series"}`,
+		`{"queryType":"saturation","grouping":"instance_engine","format":"table"}`, `{"queryType":"saturation","format":7}`,
 	}
 	for _, s := range seeds {
 		f.Add(s)
@@ -36,6 +38,12 @@ func FuzzParseQuery(f *testing.F) {
 			if !(v > 0 && v < 1) {
 				t.Fatalf("accepted quantile %v", v)
 			}
+		}
+		if q.Type == QueryFleet && (q.Format != "table" || q.Grouping != GroupInstanceEngine) {
+			t.Fatalf("fleet accepted format %q grouping %q", q.Format, q.Grouping)
+		}
+		if q.Type == QuerySaturation && (oneOf("format", q.Format, DiagnosisFormats) != nil || (q.Grouping != GroupInstance && q.Grouping != GroupInstanceEngine)) {
+			t.Fatalf("saturation accepted format %q grouping %q", q.Format, q.Grouping)
 		}
 		if q.Type == QueryTopK && (q.K < 1 || q.K > MaxK) {
 			t.Fatalf("accepted k %d", q.K)

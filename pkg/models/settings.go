@@ -67,6 +67,8 @@ type Settings struct {
 	// detection, health, resource routes, agent discovery). Parsed by
 	// Prometheus' parser from jsonData.selector; nil selects everything.
 	Selector []*labels.Matcher
+	// Saturation holds the thresholds of the saturation verdicts.
+	Saturation SaturationSettings
 }
 
 // jsonSettings is the jsonData shape the config editor writes.
@@ -104,6 +106,9 @@ func LoadSettings(ctx context.Context, s backend.DataSourceInstanceSettings) (Se
 	}
 	out.HTTPOptions.Timeouts.Timeout = out.QueryTimeout
 	if out.Agents, err = ParseAgentSettings(s.JSONData, s.DecryptedSecureJSONData); err != nil {
+		return Settings{}, err
+	}
+	if out.Saturation, err = ParseSaturationSettings(s.JSONData); err != nil {
 		return Settings{}, err
 	}
 	return out, nil

@@ -162,6 +162,10 @@ func (p *plan) run(ctx context.Context) (data.Frames, error) {
 		return p.promql(ctx)
 	case models.QueryGPU:
 		return p.gpu(ctx, p.e)
+	case models.QueryFleet:
+		return p.fleet(ctx)
+	case models.QuerySaturation:
+		return p.saturation(ctx)
 	}
 	return nil, fmt.Errorf("query type %q has no handler", p.q.Type)
 }

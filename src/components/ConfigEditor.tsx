@@ -5,6 +5,7 @@ import { DataSourceHttpSettings, FieldSet } from '@grafana/ui';
 import { DEFAULT_SETTINGS, VllmDataSourceOptions, VllmSecureJsonData } from '../types';
 import { isValidDuration, isValidLabelName, isValidMetricPrefix, matchersError } from '../validation';
 import { AgentSettings } from './config/AgentSettings';
+import { SaturationSettings } from './config/SaturationSettings';
 import { TextSettingField } from './config/TextSettingField';
 
 type Props = DataSourcePluginOptionsEditorProps<VllmDataSourceOptions, VllmSecureJsonData>;
@@ -98,6 +99,8 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
       </FieldSet>
 
       <AgentSettings options={options} onOptionsChange={onOptionsChange} />
+
+      <SaturationSettings options={options} onOptionsChange={onOptionsChange} />
     </>
   );
 }

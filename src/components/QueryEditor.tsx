@@ -11,6 +11,7 @@ import { FilterFields, FilterKey } from './query/FilterFields';
 import { GpuOptions } from './query/GpuOptions';
 import { PreemptionOptions } from './query/PreemptionOptions';
 import { PromQLOptions } from './query/PromQLOptions';
+import { SaturationOptions } from './query/SaturationOptions';
 import { TopKOptions } from './query/TopKOptions';
 import { WaitTimeOptions } from './query/WaitTimeOptions';
 
@@ -37,7 +38,7 @@ function filtersFor(queryType: VllmQueryType): FilterKey[] {
 }
 
 /** Query types that have a `format` option; it means something else in each, so it does not carry over. */
-const FORMAT_TYPES: VllmQueryType[] = ['topk', 'gpu'];
+const FORMAT_TYPES: VllmQueryType[] = ['topk', 'gpu', 'fleet', 'saturation'];
 
 /**
  * The query editor: a query type, then only the options that type takes. Fields the current type does not show are
@@ -71,7 +72,8 @@ export function QueryEditor({ query: rawQuery, datasource, onChange, onRunQuery,
     }
     const patch: Partial<VllmQuery> = { queryType: option.value };
     if (query.grouping !== undefined && !groupingOptionsFor(option.value).some((o) => o.value === query.grouping)) {
-      patch.grouping = DEFAULT_QUERY.grouping;
+      // The fleet table has one grouping (engine), which the backend applies when none is given.
+      patch.grouping = option.value === 'fleet' ? undefined : DEFAULT_QUERY.grouping;
     }
     if (query.format !== undefined && option.value !== queryType && FORMAT_TYPES.includes(option.value)) {
       patch.format = undefined;
@@ -82,7 +84,8 @@ export function QueryEditor({ query: rawQuery, datasource, onChange, onRunQuery,
   const events = queryType === 'preemptions' && (annotationMode || !query.asSeries);
   const gpuTable = queryType === 'gpu' && (query.format ?? 'table') === 'table';
   const topkTable = queryType === 'topk' && query.format === 'table';
-  const series = !events && !gpuTable && !topkTable;
+  const diagnosisTable = queryType === 'fleet' || (queryType === 'saturation' && query.format === 'table');
+  const series = !events && !gpuTable && !topkTable && !diagnosisTable;
   // The backend checks every filter whatever the type, so a filter this type does not use is still shown while
   // it holds an invalid value (from hand-written JSON), or the error could not be seen nor fixed.
   const filters = ALL_FILTERS.filter((key) => filtersFor(queryType).includes(key) || errors[key]);
@@ -101,7 +104,7 @@ export function QueryEditor({ query: rawQuery, datasource, onChange, onRunQuery,
           />
         </InlineField>
         {queryType === 'preemptions' && !annotationMode && <PreemptionOptions {...common} />}
-        {!events && queryType !== 'promql' && (
+        {!events && queryType !== 'promql' && queryType !== 'fleet' && (
           <InlineField label="Group by" labelWidth={12} invalid={Boolean(errors.grouping)} error={errors.grouping}>
             <RadioButtonGroup<VllmGrouping>
               options={groupingOptionsFor(queryType)}
@@ -124,6 +127,7 @@ export function QueryEditor({ query: rawQuery, datasource, onChange, onRunQuery,
       {queryType === 'waitTime' && <WaitTimeOptions {...common} />}
       {queryType === 'topk' && <TopKOptions {...common} />}
       {queryType === 'gpu' && <GpuOptions {...common} />}
+      {queryType === 'saturation' && <SaturationOptions {...common} />}
       <CommonOptions
         {...common}
         showLegend={series}

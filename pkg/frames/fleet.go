@@ -1,0 +1,86 @@
+package frames
+
+import (
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+)
+
+// FleetRow is one engine of the fleet table. Pointers are nil where the
+// engine does not report the signal (or it has no value, e.g. a latency
+// quantile of an engine that finished nothing in the window).
+type FleetRow struct {
+	Instance, Engine, Model, Generation, State string
+	// Missing lists the signals an engine that is up does not export.
+	Missing string
+	Score   float64
+
+	Running, Waiting, KVUsage, PreemptionsPerMin *float64
+	QueueP99, TTFTP99                            *float64
+	RequestsPerSec, GenTokensPerSec, FailedShare *float64
+	// GPU sums the GPUs of the engine's instance, where agents report them.
+	GPU *GPUSummary
+}
+
+// fleetColumn is one numeric column of the fleet table.
+type fleetColumn struct {
+	name, unit string
+	value      func(r *FleetRow) *float64
+}
+
+var fleetColumns = []fleetColumn{
+	{"running", "reqs", func(r *FleetRow) *float64 { return r.Running }},
+	{"waiting", "reqs", func(r *FleetRow) *float64 { return r.Waiting }},
+	{"kv cache usage", "percentunit", func(r *FleetRow) *float64 { return r.KVUsage }},
+	{"preemptions/min", "short", func(r *FleetRow) *float64 { return r.PreemptionsPerMin }},
+	{"queue time p99", "s", func(r *FleetRow) *float64 { return r.QueueP99 }},
+	{"ttft p99", "s", func(r *FleetRow) *float64 { return r.TTFTP99 }},
+	{"requests/s", "reqps", func(r *FleetRow) *float64 { return r.RequestsPerSec }},
+	{"generation tokens/s", "short", func(r *FleetRow) *float64 { return r.GenTokensPerSec }},
+	{"error+abort share", "percentunit", func(r *FleetRow) *float64 { return r.FailedShare }},
+}
+
+// FleetTable builds the fleet table, rows in the order given (worst first).
+func FleetTable(rows []FleetRow, executed string, notices []data.Notice) *data.Frame {
+	n := len(rows)
+	text := func(get func(r *FleetRow) string) []string {
+		out := make([]string, n)
+		for i := range rows {
+			out[i] = get(&rows[i])
+		}
+		return out
+	}
+	score := make([]float64, n)
+	for i, r := range rows {
+		score[i] = r.Score
+	}
+	fields := []*data.Field{
+		data.NewField("instance", nil, text(func(r *FleetRow) string { return r.Instance })),
+		data.NewField("engine", nil, text(func(r *FleetRow) string { return r.Engine })),
+		data.NewField("model", nil, text(func(r *FleetRow) string { return r.Model })),
+		data.NewField("generation", nil, text(func(r *FleetRow) string { return r.Generation })),
+		data.NewField("state", nil, text(func(r *FleetRow) string { return r.State })),
+		data.NewField("score", nil, score),
+	}
+	for _, c := range fleetColumns {
+		vals := make([]*float64, n)
+		for i := range rows {
+			vals[i] = c.value(&rows[i])
+		}
+		f := data.NewField(c.name, nil, vals)
+		f.Config = &data.FieldConfig{Unit: c.unit}
+		fields = append(fields, f)
+	}
+	fields = append(fields, data.NewField("missing metrics", nil, text(func(r *FleetRow) string { return r.Missing })))
+	fields = append(fields, fleetGPUFields(rows)...)
+	f := data.NewFrame("fleet", fields...)
+	f.SetMeta(&data.FrameMeta{Type: data.FrameTypeTable, ExecutedQueryString: executed, Notices: notices})
+	return f
+}
+
+// fleetGPUFields are the GPU columns, present only when some row has them.
+func fleetGPUFields(rows []FleetRow) []*data.Field {
+	rr := make([]RankRow, len(rows))
+	for i, r := range rows {
+		rr[i].GPU = r.GPU
+	}
+	return gpuFields(rr)
+}

@@ -1,0 +1,246 @@
+package query
+
+import (
+	"context"
+	"math"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/prometheus/common/model"
+
+	"github.com/inferops/vllm-datasource/pkg/frames"
+	"github.com/inferops/vllm-datasource/pkg/vllm"
+)
+
+// Fleet states.
+const (
+	StateUp      = "up"
+	StateDown    = "down"
+	StateStale   = "stale"
+	StateMissing = "missing metrics"
+)
+
+// stateWeight puts broken engines first in the fleet table (see fleetScore).
+var stateWeight = map[string]float64{StateDown: 1000, StateStale: 800, StateMissing: 500, StateUp: 0}
+
+// fleetChecked are the per-engine signals whose absence makes an engine
+// that is up "missing metrics".
+var fleetChecked = []string{vllm.FleetWaiting, vllm.FleetKVUsage, vllm.FleetPreemptions, vllm.FleetQueueP99,
+	vllm.FleetTTFTP99, vllm.FleetRequests, vllm.FleetGenTokens}
+
+// fleet answers the fleet table: a dozen plain instant expressions at the
+// range end, run concurrently through the shared cache, joined here by
+// engine, scored and sorted worst first.
+func (p *plan) fleet(ctx context.Context) (data.Frames, error) {
+	lookback := promDuration(max(p.iv.End.Sub(p.iv.Start), p.iv.Step).Round(time.Second) + p.iv.RateInterval)
+	sigs := p.b.FleetSignals(p.q.Filters, p.window, lookback)
+	vecs, warn, err := p.instants(ctx, sigs)
+	if err != nil {
+		return nil, err
+	}
+	rows := p.fleetRows(vecs)
+	notices := append(append([]data.Notice{}, p.notices...), warningNotices(warn)...)
+	present := map[string]bool{}
+	for name, v := range vecs {
+		present[name] = len(v) > 0
+	}
+	notices = append(notices, p.signalNotices(ctx, present, []need{
+		{key: vllm.Running, tags: []string{vllm.FleetSeen}, without: "the table is empty"},
+		{key: vllm.KVUsage, tags: []string{vllm.FleetKVUsage}, without: "the KV-cache column is empty"},
+		{key: vllm.Preemptions, tags: []string{vllm.FleetPreemptions}, without: "the preemption column is empty"},
+		{key: vllm.QueueTime, tags: []string{vllm.FleetQueueP99}, without: "the queue-time column is empty"},
+	}, vllm.KVUsage)...)
+	rows, gpuNotices := p.fleetGPUs(ctx, rows)
+	exprs := make([]string, len(sigs))
+	for i, s := range sigs {
+		exprs[i] = s.Expr
+	}
+	return data.Frames{frames.FleetTable(rows, frames.Executed(strings.Join(exprs, "\n"), p.iv.Step), append(notices, gpuNotices...))}, nil
+}
+
+// instants runs instant expressions concurrently at the range end.
+func (p *plan) instants(ctx context.Context, sigs []vllm.SignalExpr) (map[string]model.Vector, []string, error) {
+	type answer struct {
+		v    model.Vector
+		warn []string
+		err  error
+	}
+	answers := make([]answer, len(sigs))
+	var wg sync.WaitGroup
+	for i, s := range sigs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a := &answers[i]
+			defer func() {
+				if r := recover(); r != nil {
+					a.err = newPanicError(r)
+				}
+			}()
+			a.v, a.warn, a.err = p.memo.instantQuery(ctx, s.Expr, p.iv.End, p.iv.Step)
+		}()
+	}
+	wg.Wait()
+	out := make(map[string]model.Vector, len(sigs))
+	var warn []string
+	for i, a := range answers {
+		if a.err != nil {
+			return nil, nil, a.err
+		}
+		warn = append(warn, a.warn...)
+		out[sigs[i].Name] = a.v
+	}
+	return out, warn, nil
+}
+
+// engineKey identifies one engine across the fleet expressions.
+type engineKey struct{ instance, engine, model string }
+
+func (p *plan) keyOf(m model.Metric) engineKey {
+	return engineKey{string(m[model.LabelName(p.b.InstanceLabel)]), string(m["engine"]), string(m["model_name"])}
+}
+
+// fleetRows joins the answers by engine. The engines are those seen in
+// the range; their state comes from up, the last sample's age and which
+// signals they export.
+func (p *plan) fleetRows(vecs map[string]model.Vector) []frames.FleetRow {
+	values := map[string]map[engineKey]float64{}
+	for name, v := range vecs {
+		values[name] = map[engineKey]float64{}
+		for _, s := range v {
+			values[name][p.keyOf(s.Metric)] = float64(s.Value)
+		}
+	}
+	up := map[string]float64{}
+	for _, s := range vecs[vllm.FleetUp] {
+		up[string(s.Metric[model.LabelName(p.b.InstanceLabel)])] = float64(s.Value)
+	}
+	gens := p.generations(vecs[vllm.FleetGeneration])
+	rows := make([]frames.FleetRow, 0, len(values[vllm.FleetSeen]))
+	for k := range values[vllm.FleetSeen] {
+		r := frames.FleetRow{Instance: k.instance, Engine: k.engine, Model: k.model, Generation: gens[k]}
+		if r.Generation == "" {
+			r.Generation = generationByLabels(k)
+		}
+		get := func(name string) *float64 {
+			v, ok := values[name][k]
+			if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil
+			}
+			return &v
+		}
+		r.Running, r.Waiting, r.KVUsage = get(vllm.FleetRunning), get(vllm.FleetWaiting), get(vllm.FleetKVUsage)
+		r.PreemptionsPerMin, r.QueueP99, r.TTFTP99 = get(vllm.FleetPreemptions), get(vllm.FleetQueueP99), get(vllm.FleetTTFTP99)
+		r.RequestsPerSec, r.GenTokensPerSec = get(vllm.FleetRequests), get(vllm.FleetGenTokens)
+		if f := get(vllm.FleetFailed); f != nil && r.RequestsPerSec != nil && *r.RequestsPerSec > 0 {
+			share := *f / *r.RequestsPerSec
+			r.FailedShare = &share
+		}
+		r.State, r.Missing = p.engineState(k, values, up)
+		r.Score = fleetScore(r)
+		rows = append(rows, r)
+	}
+	sort.Slice(rows, func(i, j int) bool {
+		if rows[i].Score != rows[j].Score {
+			return rows[i].Score > rows[j].Score
+		}
+		a, b := rows[i], rows[j]
+		return a.Instance+"\x00"+a.Engine+"\x00"+a.Model < b.Instance+"\x00"+b.Engine+"\x00"+b.Model
+	})
+	return rows
+}
+
+// engineState: down when its target's scrape fails (up is 0); stale when
+// its last sample is older than three scrape intervals (or gone); missing
+// metrics when it is up but lacks a checked signal (listed).
+func (p *plan) engineState(k engineKey, values map[string]map[engineKey]float64, up map[string]float64) (string, string) {
+	if u, ok := up[k.instance]; ok && u == 0 {
+		return StateDown, ""
+	}
+	last, ok := values[vllm.FleetLastSample][k]
+	staleAfter := 3 * max(p.e.Settings.ScrapeInterval, time.Second)
+	if !ok || p.iv.End.Sub(time.Unix(0, int64(last*1e9))) > staleAfter {
+		return StateStale, ""
+	}
+	var missing []string
+	for _, name := range fleetChecked {
+		if _, ok := values[name][k]; !ok {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		return StateMissing, strings.Join(missing, ", ")
+	}
+	return StateUp, ""
+}
+
+// generations reads each engine's generation from the marker names it
+// exports: V1, V0, or mixed when it exports both.
+func (p *plan) generations(v model.Vector) map[engineKey]string {
+	seen := map[engineKey]map[vllm.Generation]bool{}
+	for _, s := range v {
+		k := p.keyOf(s.Metric)
+		if seen[k] == nil {
+			seen[k] = map[vllm.Generation]bool{}
+		}
+		seen[k][vllm.MarkerGeneration(string(s.Metric[model.MetricNameLabel]), p.b.Prefix)] = true
+	}
+	out := map[engineKey]string{}
+	for k, g := range seen {
+		switch {
+		case g[vllm.GenV1] && g[vllm.GenV0]:
+			out[k] = string(vllm.GenMixed)
+		case g[vllm.GenV1]:
+			out[k] = string(vllm.GenV1)
+		case g[vllm.GenV0]:
+			out[k] = string(vllm.GenV0)
+		}
+	}
+	return out
+}
+
+// generationByLabels is the fallback without marker names: only V1 labels
+// its series with engine.
+func generationByLabels(k engineKey) string {
+	if k.engine != "" {
+		return string(vllm.GenV1)
+	}
+	return "unknown"
+}
+
+// fleetScore orders the fleet table worst first (README, fleet):
+// a state weight (down 1000, stale 800, missing metrics 500), plus
+// 100 × the error+abort share, plus preemptions per minute (at most 100),
+// plus 10 × waiting per running request (at most 100), plus 10 × KV-cache
+// usage, plus the queue-time p99 in seconds (at most 100).
+func fleetScore(r frames.FleetRow) float64 {
+	v := func(f *float64) float64 {
+		if f == nil {
+			return 0
+		}
+		return *f
+	}
+	s := stateWeight[r.State]
+	s += 100 * v(r.FailedShare)
+	s += math.Min(v(r.PreemptionsPerMin), 100)
+	s += math.Min(10*v(r.Waiting)/math.Max(v(r.Running), 1), 100)
+	s += 10 * v(r.KVUsage)
+	s += math.Min(v(r.QueueP99), 100)
+	return math.Round(s*1000) / 1000
+}
+
+// fleetGPUs adds each instance's GPUs where node agents report them.
+func (p *plan) fleetGPUs(ctx context.Context, rows []frames.FleetRow) ([]frames.FleetRow, []data.Notice) {
+	rr := make([]frames.RankRow, len(rows))
+	for i, r := range rows {
+		rr[i].Instance = r.Instance
+	}
+	rr, notices := p.gpuColumns(ctx, p.e, rr)
+	for i := range rows {
+		rows[i].GPU = rr[i].GPU
+	}
+	return rows, notices
+}

@@ -1,0 +1,85 @@
+package query_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+	"github.com/stretchr/testify/require"
+
+	"github.com/inferops/vllm-datasource/pkg/prom"
+	"github.com/inferops/vllm-datasource/pkg/query"
+)
+
+// instantFake answers instant queries by the first key the expression
+// starts with; anything else is empty.
+type instantFake map[string]model.Vector
+
+func (f instantFake) Query(_ context.Context, expr string, _ time.Time) (model.Vector, []string, error) {
+	for prefix, v := range f {
+		if strings.HasPrefix(expr, prefix) {
+			return v, nil, nil
+		}
+	}
+	return nil, nil, nil
+}
+
+func (f instantFake) QueryRange(context.Context, string, v1.Range) (prom.Matrix, []string, error) {
+	return nil, nil, nil
+}
+
+func (f instantFake) MetricNames(context.Context, string, time.Time, time.Time) ([]string, error) {
+	return []string{"vllm:num_requests_running", "vllm:kv_cache_usage_perc"}, nil
+}
+
+func sample(inst, engine string, v float64) *model.Sample {
+	return &model.Sample{Metric: model.Metric{"instance": model.LabelValue(inst), "engine": model.LabelValue(engine), "model_name": "m"}, Value: model.SampleValue(v)}
+}
+
+// TestFleetStates pins the state of each engine and the order: an engine
+// whose last sample is older than three scrape intervals is stale, one
+// whose target's scrape fails is down, and those lead the table.
+func TestFleetStates(t *testing.T) {
+	to := time.Unix(1_700_000_000, 0)
+	fresh, old := float64(to.Add(-time.Second).Unix()), float64(to.Add(-time.Minute).Unix())
+	fake := instantFake{
+		"max by (instance, engine, model_name) (last_over_time(":           {sample("a:1", "0", 1), sample("b:1", "0", 1), sample("c:1", "0", 1), sample("d:1", "0", 1)},
+		"max by (instance, engine, model_name) (timestamp(":                {sample("a:1", "0", fresh), sample("b:1", "0", old), sample("d:1", "0", fresh)},
+		"min by (instance) (up":                                            {{Metric: model.Metric{"instance": "c:1"}, Value: 0}, {Metric: model.Metric{"instance": "a:1"}, Value: 1}},
+		"sum by (instance, engine, model_name) (vllm:num_requests_waiting": {sample("a:1", "0", 0), sample("d:1", "0", 50)},
+		"sum by (instance, engine, model_name) (vllm:num_requests_running": {sample("a:1", "0", 4), sample("d:1", "0", 5)},
+	}
+	s := goldenSettings()
+	e := &query.Executor{Prom: fake, Settings: s, Detector: query.NewDetector(fake, "vllm:", func() time.Time { return to })}
+	resp := e.QueryData(context.Background(), goldenRequest(recording{From: to.Add(-time.Minute), To: to}, map[string]string{"F": `{"queryType":"fleet"}`}))
+	r := resp.Responses["F"]
+	require.NoError(t, r.Error)
+	rows := fleetRows(t, r.Frames[0])
+	got := make([]string, len(rows))
+	for i, row := range rows {
+		got[i] = row["instance"].(string) + " " + row["state"].(string)
+	}
+	require.Equal(t, []string{"c:1 down", "b:1 stale", "d:1 missing metrics", "a:1 missing metrics"}, got)
+	require.Greater(t, rows[2]["score"].(float64), rows[3]["score"].(float64), "d queues 10 per running request")
+}
+
+// fleetRows reads the fleet table into maps by column name; null cells are nil.
+func fleetRows(t *testing.T, f *data.Frame) []map[string]any {
+	t.Helper()
+	out := make([]map[string]any, f.Rows())
+	for i := range out {
+		out[i] = map[string]any{}
+		for _, fd := range f.Fields {
+			v, ok := fd.ConcreteAt(i)
+			if !ok {
+				v = nil
+			}
+			out[i][fd.Name] = v
+		}
+	}
+	return out
+}

@@ -1,0 +1,94 @@
+package vllm
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/prometheus/prometheus/model/labels"
+
+	"github.com/inferops/vllm-datasource/pkg/models"
+)
+
+// Names of the fleet table's per-engine expressions (SignalExpr.Name).
+const (
+	FleetSeen        = "seen"
+	FleetLastSample  = "last_sample"
+	FleetUp          = "up"
+	FleetGeneration  = "generation"
+	FleetRunning     = "running"
+	FleetWaiting     = "waiting"
+	FleetKVUsage     = "kv_usage"
+	FleetPreemptions = "preemptions_per_min"
+	FleetQueueP99    = "queue_p99"
+	FleetTTFTP99     = "ttft_p99"
+	FleetRequests    = "requests"
+	FleetFailed      = "failed"
+	FleetGenTokens   = "generation_tokens"
+)
+
+// FleetSignals are the fleet table's instant expressions, one per column
+// group, each aggregated by instance, engine and model so Prometheus
+// returns one sample per engine. They are plain (no or-unions or
+// label_replace) so they run concurrently and stay cheap at 10,000
+// engines; the query package joins them by engine. window is the rate
+// window; lookback is how far back an engine counts as part of the fleet
+// (the query's range).
+func (b Builder) FleetSignals(f models.Filters, window, lookback string) []SignalExpr {
+	el := b.EngineLabels()
+	q99 := func(key SignalKey) string {
+		return "histogram_quantile(0.99, " + agg("sum", append([]string{"le"}, el...), b.rateUnion(key, f, "_bucket", window)) + ")"
+	}
+	failed := f
+	failed.Labels = append(append(failed.Labels[:0:0], f.Labels...), finishedFailed)
+	return []SignalExpr{
+		{FleetSeen, agg("max", el, "last_over_time("+b.union(Running, f, "")+"["+lookback+"])")},
+		{FleetLastSample, agg("max", el, "timestamp("+b.union(Running, f, "")+")")},
+		{FleetUp, agg("min", []string{b.InstanceLabel}, b.ScopedSelector("up"))},
+		{FleetGeneration, agg("group", append(el, "__name__"), b.markerSelector(f))},
+		{FleetRunning, agg("sum", el, b.union(Running, f, ""))},
+		{FleetWaiting, agg("sum", el, b.union(Waiting, f, ""))},
+		{FleetKVUsage, agg("max", el, b.union(KVUsage, f, ""))},
+		{FleetPreemptions, "60 * " + agg("sum", el, b.rateUnion(Preemptions, f, "", window))},
+		{FleetQueueP99, q99(QueueTime)},
+		{FleetTTFTP99, q99(TTFT)},
+		{FleetRequests, agg("sum", el, b.rateUnion(RequestSuccess, f, "", window))},
+		{FleetFailed, agg("sum", el, b.rateUnion(RequestSuccess, failed, "", window))},
+		{FleetGenTokens, agg("sum", el, b.rateUnion(GenerationTokens, f, "", window))},
+	}
+}
+
+// finishedFailed selects the finished requests that did not end well:
+// vLLM's finished_reason abort and error.
+var finishedFailed = labels.MustNewMatcher(labels.MatchRegexp, "finished_reason", "abort|error")
+
+// markerSelector selects every generation marker name (V1 and V0), for
+// telling each engine's generation apart in a mixed fleet.
+func (b Builder) markerSelector(f models.Filters) string {
+	names := make([]string, 0, len(v1Markers)+len(v0Markers))
+	for _, n := range append(append([]string{}, v1Markers...), v0Markers...) {
+		names = append(names, regexp.QuoteMeta(n))
+	}
+	re := regexp.QuoteMeta(b.Prefix) + "(" + strings.Join(names, "|") + ")"
+	m := b.matchers(f)
+	if m != "" {
+		m = ", " + m
+	}
+	return "{__name__=~" + quote(re) + m + "}"
+}
+
+// MarkerGeneration is the generation a marker wire name (with prefix)
+// belongs to, or GenUnknown.
+func MarkerGeneration(name, prefix string) Generation {
+	base := strings.TrimPrefix(name, prefix)
+	for _, m := range v1Markers {
+		if m == base {
+			return GenV1
+		}
+	}
+	for _, m := range v0Markers {
+		if m == base {
+			return GenV0
+		}
+	}
+	return GenUnknown
+}

@@ -1,0 +1,210 @@
+package vllm
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/inferops/vllm-datasource/pkg/models"
+)
+
+// Names of the saturation query's range expressions (SignalExpr.Name).
+const (
+	SatWaiting     = "waiting"
+	SatRunning     = "running"
+	SatRunningPeak = "running_peak"
+	SatKVUsage     = "kv_usage"
+	SatPreemptions = "preemptions"
+	SatCompletions = "completions"
+	SatQueued      = "queued_change"
+)
+
+// SaturationSignals are the saturation query's range expressions per
+// grouping (instance or instance and engine), over the rate window:
+// queue and batch averaged over the window (a scrape that catches one
+// request in passing is not a queue), the batch's peak, the KV-cache
+// peak, the preemption and completion rates, and the change of waiting
+// plus running per second. Arrivals are completions plus that change:
+// every request that arrived is either finished, running or waiting.
+func (b Builder) SaturationSignals(g models.Grouping, f models.Filters, window time.Duration) []SignalExpr {
+	gl := b.GroupLabels(g)
+	w := promDur(window)
+	over := func(fn string, key SignalKey) string { return b.fnUnion(fn, key, f, w) }
+	secs := strconv.FormatFloat(window.Seconds(), 'f', -1, 64)
+	return []SignalExpr{
+		{SatWaiting, agg("sum", gl, over("avg_over_time", Waiting))},
+		{SatRunning, agg("sum", gl, over("avg_over_time", Running))},
+		{SatRunningPeak, agg("sum", gl, over("max_over_time", Running))},
+		{SatKVUsage, agg("max", gl, over("max_over_time", KVUsage))},
+		{SatPreemptions, agg("sum", gl, b.rateUnion(Preemptions, f, "", w))},
+		{SatCompletions, agg("sum", gl, b.rateUnion(RequestSuccess, f, "", w))},
+		{SatQueued, "(" + agg("sum", gl, over("delta", Waiting)) + " + " + agg("sum", gl, over("delta", Running)) + ") / " + secs},
+	}
+}
+
+// fnUnion applies a range function to each wire name of a signal.
+func (b Builder) fnUnion(fn string, key SignalKey, f models.Filters, window string) string {
+	m := b.matchers(f)
+	parts := []string{}
+	for _, n := range b.names(key) {
+		parts = append(parts, fmt.Sprintf("%s(%s[%s])", fn, selector(n, m), window))
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return "(" + strings.Join(parts, " or ") + ")"
+}
+
+func promDur(d time.Duration) string {
+	if d%time.Second == 0 {
+		return fmt.Sprintf("%ds", d/time.Second)
+	}
+	return fmt.Sprintf("%dms", d/time.Millisecond)
+}
+
+// Verdicts of the saturation query type.
+const (
+	VerdictOK         = "ok"
+	VerdictQueueing   = "queueing — add replicas"
+	VerdictKVBound    = "KV-bound — preempting"
+	VerdictOverloaded = "overloaded"
+	VerdictIdle       = "idle"
+)
+
+// SatStep is one step of one instance's evidence. NaN means no value.
+type SatStep struct {
+	Waiting, Running, RunningPeak, KVUsage, Preemptions, Completions, Arrivals float64
+}
+
+// SatVerdict is the verdict over the range with the numbers behind it.
+type SatVerdict struct {
+	Verdict, Reason string
+	// Steps holds each step's verdict (never overloaded, a range verdict).
+	Steps []string
+	// Ceiling is the largest batch the instance ran in the range.
+	Ceiling float64
+	// Utilisation is running ÷ ceiling per step.
+	Utilisation []float64
+	// Means over the steps with a value; peaks over the range.
+	MeanWaiting, MeanRunning, MeanArrivals, MeanCompletions, PeakKV, MeanPreemptions float64
+}
+
+// problemShare: a problem verdict that holds in at least this share of
+// the steps is the range verdict even when most steps are fine.
+const problemShare = 0.25
+
+// overloadShare: the range is overloaded only when the queue or KV is the
+// problem in (nearly) every step; the first steps of a range may catch the
+// queue still forming.
+const overloadShare = 0.9
+
+// ClassifyStep is one step's verdict: KV-bound when the KV cache is at or
+// above KVHigh and preemptions reach their threshold; queueing when the
+// mean queue reaches Queue; idle when running is below Idle × the
+// ceiling; ok otherwise.
+func ClassifyStep(s SatStep, ceiling float64, t models.SaturationSettings) string {
+	switch {
+	case val(s.Preemptions) >= t.Preemptions && val(s.KVUsage) >= t.KVHigh:
+		return VerdictKVBound
+	case val(s.Waiting) >= t.Queue:
+		return VerdictQueueing
+	case ceiling <= 0 || val(s.Running) < t.Idle*ceiling:
+		return VerdictIdle
+	}
+	return VerdictOK
+}
+
+// Classify decides the verdict of one instance over the range. The range
+// is overloaded when arrivals exceed completions over it, the queue grew
+// by at least the queue threshold and every step queued or preempted;
+// otherwise a problem verdict (KV-bound, then queueing) that holds in a
+// quarter of the steps wins, else the commonest of ok and idle.
+func Classify(steps []SatStep, t models.SaturationSettings) SatVerdict {
+	v := SatVerdict{Steps: make([]string, len(steps)), Utilisation: make([]float64, len(steps))}
+	for _, s := range steps {
+		v.Ceiling = math.Max(v.Ceiling, val(s.RunningPeak))
+	}
+	count := map[string]int{}
+	var n float64
+	for i, s := range steps {
+		v.Steps[i] = ClassifyStep(s, v.Ceiling, t)
+		count[v.Steps[i]]++
+		v.Utilisation[i] = math.NaN()
+		if v.Ceiling > 0 && !math.IsNaN(s.Running) {
+			v.Utilisation[i] = s.Running / v.Ceiling
+		}
+		v.MeanWaiting += val(s.Waiting)
+		v.MeanRunning += val(s.Running)
+		v.MeanArrivals += val(s.Arrivals)
+		v.MeanCompletions += val(s.Completions)
+		v.MeanPreemptions += val(s.Preemptions)
+		v.PeakKV = math.Max(v.PeakKV, val(s.KVUsage))
+		n++
+	}
+	if n > 0 {
+		v.MeanWaiting, v.MeanRunning, v.MeanArrivals = v.MeanWaiting/n, v.MeanRunning/n, v.MeanArrivals/n
+		v.MeanCompletions, v.MeanPreemptions = v.MeanCompletions/n, v.MeanPreemptions/n
+	}
+	v.Verdict = rangeVerdict(steps, count, t, v)
+	v.Reason = reason(v, count, len(steps), t)
+	return v
+}
+
+func rangeVerdict(steps []SatStep, count map[string]int, t models.SaturationSettings, v SatVerdict) string {
+	total := len(steps)
+	if total == 0 {
+		return VerdictIdle
+	}
+	busy := count[VerdictQueueing] + count[VerdictKVBound]
+	if float64(busy) >= overloadShare*float64(total) && total > 1 && v.MeanArrivals > v.MeanCompletions &&
+		val(steps[total-1].Waiting)-val(steps[0].Waiting) >= t.Queue && count[VerdictQueueing] >= count[VerdictKVBound] {
+		return VerdictOverloaded
+	}
+	for _, p := range []string{VerdictKVBound, VerdictQueueing} {
+		if float64(count[p]) >= problemShare*float64(total) {
+			return p
+		}
+	}
+	if count[VerdictIdle] > count[VerdictOK] {
+		return VerdictIdle
+	}
+	return VerdictOK
+}
+
+// reason is the one line that quotes the numbers that decided the verdict.
+func reason(v SatVerdict, count map[string]int, total int, t models.SaturationSettings) string {
+	share := func(verdict string) string {
+		if total == 0 {
+			return "0%"
+		}
+		return pct(float64(count[verdict]) / float64(total))
+	}
+	switch v.Verdict {
+	case VerdictOverloaded:
+		return fmt.Sprintf("arrivals %.2f/s exceed completions %.2f/s and the queue grew (mean %.1f requests) throughout the range: add replicas",
+			v.MeanArrivals, v.MeanCompletions, v.MeanWaiting)
+	case VerdictKVBound:
+		return fmt.Sprintf("KV cache peaked at %s (threshold %s) with %.2f preemptions/s in %s of steps: preempted requests recompute, so more replicas of the same shape will not fix it; lower max-num-seqs, add GPU memory or shorten max-model-len",
+			pct(v.PeakKV), pct(t.KVHigh), v.MeanPreemptions, share(VerdictKVBound))
+	case VerdictQueueing:
+		return fmt.Sprintf("mean queue %.1f requests (threshold %g) in %s of steps with KV peak %s and %.2f preemptions/s; running %.1f of a %.0f-request ceiling: add replicas",
+			v.MeanWaiting, t.Queue, share(VerdictQueueing), pct(v.PeakKV), v.MeanPreemptions, v.MeanRunning, v.Ceiling)
+	case VerdictIdle:
+		return fmt.Sprintf("running averages %.2f of a %.0f-request peak (idle threshold %s) with no queue in %s of steps",
+			v.MeanRunning, v.Ceiling, pct(t.Idle), share(VerdictIdle))
+	}
+	return fmt.Sprintf("running averages %.1f of a %.0f-request peak, mean queue %.1f, KV peak %s, %.2f preemptions/s; arrivals %.2f/s, completions %.2f/s",
+		v.MeanRunning, v.Ceiling, v.MeanWaiting, pct(v.PeakKV), v.MeanPreemptions, v.MeanArrivals, v.MeanCompletions)
+}
+
+func pct(f float64) string { return strconv.FormatFloat(math.Round(f*1000)/10, 'f', -1, 64) + "%" }
+
+// val reads NaN (no value) as 0.
+func val(f float64) float64 {
+	if math.IsNaN(f) {
+		return 0
+	}
+	return f
+}

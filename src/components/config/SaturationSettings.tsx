@@ -1,0 +1,91 @@
+import React, { ChangeEvent } from 'react';
+import { DataSourcePluginOptionsEditorProps } from '@grafana/data';
+import { FieldSet, InlineField, Input } from '@grafana/ui';
+
+import { DEFAULT_SETTINGS, VllmDataSourceOptions, VllmSecureJsonData } from '../../types';
+import { INPUT_WIDTH, LABEL_WIDTH } from './TextSettingField';
+
+type Props = Pick<
+  DataSourcePluginOptionsEditorProps<VllmDataSourceOptions, VllmSecureJsonData>,
+  'options' | 'onOptionsChange'
+>;
+
+type Threshold = 'saturationKvHigh' | 'saturationQueue' | 'saturationPreemptions' | 'saturationIdle';
+
+/** Each threshold with its label, help and the range the backend accepts (pkg/models/saturation.go). */
+const THRESHOLDS: Array<{ key: Threshold; label: string; tooltip: string; max?: number }> = [
+  {
+    key: 'saturationKvHigh',
+    label: 'KV cache near full',
+    tooltip: 'KV-cache usage (0 to 1) at or above which, with preemptions, an instance is KV-bound.',
+    max: 1,
+  },
+  {
+    key: 'saturationQueue',
+    label: 'Queue',
+    tooltip: 'Mean waiting requests over the rate window from which an instance is queueing.',
+  },
+  {
+    key: 'saturationPreemptions',
+    label: 'Preemptions/s',
+    tooltip: 'Preemptions per second from which a near-full KV cache counts as preempting.',
+  },
+  {
+    key: 'saturationIdle',
+    label: 'Idle below',
+    tooltip: 'Share (0 to 1) of the highest batch the instance reached: running below it with no queue is idle.',
+    max: 1,
+  },
+];
+
+/** The error for a threshold value, mirroring the backend: more than 0 and at most max. */
+export function thresholdError(value: number | undefined, max?: number): string | undefined {
+  if (value === undefined) {
+    return undefined;
+  }
+  if (!Number.isFinite(value) || value <= 0 || (max !== undefined && value > max)) {
+    return max !== undefined ? `Use a number above 0 and at most ${max}` : 'Use a number above 0';
+  }
+  return undefined;
+}
+
+/** The saturation query's thresholds; empty fields use the defaults shown as placeholders. */
+export function SaturationSettings({ options, onOptionsChange }: Props) {
+  const { jsonData } = options;
+  const onChange = (key: Threshold) => (event: ChangeEvent<HTMLInputElement>) => {
+    const text = event.currentTarget.value.trim();
+    const next = { ...jsonData };
+    if (text === '') {
+      delete next[key];
+    } else {
+      next[key] = Number(text);
+    }
+    onOptionsChange({ ...options, jsonData: next });
+  };
+  return (
+    <FieldSet label="Saturation thresholds">
+      {THRESHOLDS.map(({ key, label, tooltip, max }) => {
+        const error = thresholdError(jsonData[key], max);
+        return (
+          <InlineField
+            key={key}
+            label={label}
+            labelWidth={LABEL_WIDTH}
+            tooltip={tooltip}
+            invalid={Boolean(error)}
+            error={error}
+          >
+            <Input
+              id={`vllm-${key}`}
+              type="number"
+              width={INPUT_WIDTH}
+              value={jsonData[key] ?? ''}
+              placeholder={String(DEFAULT_SETTINGS[key])}
+              onChange={onChange(key)}
+            />
+          </InlineField>
+        );
+      })}
+    </FieldSet>
+  );
+}
