@@ -39,7 +39,7 @@ func Check(ctx context.Context, p Prometheus, s models.Settings, now time.Time) 
 	if err != nil {
 		return failed(fmt.Sprintf("%s answered, but listing metric names failed: %v", server, err))
 	}
-	det := vllm.Detect(names, s.MetricPrefix)
+	det := vllm.DetectAll(names, builder(s).PrefixList())
 	if !det.Found() {
 		return failed(noVLLMMessage(server, s))
 	}
@@ -82,7 +82,7 @@ func identify(ctx context.Context, p Prometheus) (string, error) {
 
 // builder writes the health check's selectors inside the data source's scope.
 func builder(s models.Settings) vllm.Builder {
-	return vllm.Builder{Prefix: s.MetricPrefix, InstanceLabel: s.InstanceLabel, Scope: s.Selector}
+	return vllm.ForSettings(s)
 }
 
 // scopeNote says that the counts are of the selector's series only, so a

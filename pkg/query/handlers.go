@@ -166,8 +166,8 @@ func (p *plan) preemptions(ctx context.Context) (data.Frames, error) {
 	if err != nil {
 		return nil, err
 	}
-	events := vllm.PreemptionEvents(m, p.b.InstanceLabel, p.iv.Step)
-	f := frames.Annotations(events, p.b.InstanceLabel, frames.Executed(expr, p.iv.Step))
+	events := vllm.PreemptionEventsBy(m, p.b.InstanceOf, p.iv.Step)
+	f := frames.Annotations(events, strings.Join(p.b.IdentityLabels(), vllm.IdentitySeparator), frames.Executed(expr, p.iv.Step))
 	f.Meta.Notices = append(p.notices, p.signalNotices(ctx, tagsOf(m), []need{preempt}, vllm.KVUsage)...)
 	return data.Frames{f}, nil
 }

@@ -101,7 +101,7 @@ func (b Builder) liveWait(gl []string, f models.Filters, window string) string {
 
 // EngineLabels are the labels that identify one engine.
 func (b Builder) EngineLabels() []string {
-	return []string{b.InstanceLabel, "engine", "model_name"}
+	return append(append([]string(nil), b.IdentityLabels()...), "engine", "model_name")
 }
 
 // Preemptions returns each engine's raw preemption counter and its KV-cache
