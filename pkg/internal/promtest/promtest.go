@@ -49,6 +49,10 @@ type Options struct {
 	// Relabel is appended verbatim (YAML, indented for a scrape job) to the
 	// job's relabel_configs, e.g. hashmod sharding.
 	Relabel string
+	// MetricRelabel is appended verbatim (YAML, indented for a scrape job)
+	// as the job's metric_relabel_configs: renames and label changes made
+	// on every scraped series, e.g. to give a simulator a stack's names.
+	MetricRelabel string
 	// Args are extra command-line flags (e.g. --query.timeout=10m).
 	Args []string
 }
@@ -122,6 +126,9 @@ func Config(o Options) string {
 	b.WriteString("scrape_configs:\n  - job_name: vllm\n")
 	if o.Relabel != "" {
 		b.WriteString("    relabel_configs:\n" + o.Relabel)
+	}
+	if o.MetricRelabel != "" {
+		b.WriteString("    metric_relabel_configs:\n" + o.MetricRelabel)
 	}
 	if o.TargetsFile != "" {
 		fmt.Fprintf(&b, "    file_sd_configs:\n      - files: [%q]\n        refresh_interval: 1s\n", o.TargetsFile)
