@@ -26,7 +26,7 @@ export type VllmRankSignal = 'waiting' | 'running' | 'kv_usage' | 'wait_p99' | '
 export type VllmAggregation = 'max' | 'avg' | 'last';
 
 /** GPU: where GPU numbers come from (node agents, or DCGM metrics in Prometheus); the backend defaults to agents. */
-export type VllmGpuSource = 'agents' | 'prometheus';
+export type VllmGpuSource = 'agents' | 'prometheus' | 'dcgm';
 
 /** GPU: one time series per GPU, or one table row per GPU with the latest values; the backend defaults to table. */
 export type VllmGpuFormat = 'series' | 'table';

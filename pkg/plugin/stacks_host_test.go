@@ -2,6 +2,7 @@ package plugin_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -145,7 +146,11 @@ func TestHostStackProfiles(t *testing.T) {
 	groups = append(groups,
 		k8sTarget{namespace: "pstack", pod: "rel-router-0", container: "router", port: "router-sport", service: "rel-router-service"}.group(router),
 		k8sTarget{namespace: "llmd", pod: "llama-pool-epp-0", container: "epp", port: "http-metrics", service: "llama-pool-epp"}.group(epp))
-	srv := promtest.Start(t, promtest.Options{Groups: groups, Relabel: operatorRelabel, MetricRelabel: stackRelabel})
+	dcgmOld := promtest.ServeFile(t, filepath.Join("testdata", "k8s", "dcgm-exporter-4.5.prom"))
+	dcgmNew := promtest.ServeFile(t, filepath.Join("testdata", "k8s", "dcgm-exporter-4.6.prom"))
+	srv := promtest.Start(t, promtest.Options{Groups: groups, Relabel: operatorRelabel, MetricRelabel: stackRelabel,
+		ExtraJobs: dcgmJob("dcgm-exporter", false, dcgmOld, "nvidia-dcgm-exporter-h7x4n") +
+			dcgmJob("dcgm-exporter-honor", true, dcgmNew, "nvidia-dcgm-exporter-q2m9z")})
 	srv.WaitForSeries(t, `count_over_time({__name__=~"(ray_)?vllm.num_requests_running", model_name!=""}[1m]) >= 12`, 12, 60*time.Second)
 	srv.WaitForSeries(t, `max by (namespace) ({__name__=~"(ray_)?vllm.num_preemptions_total"}) > 0`, 4, 90*time.Second)
 
@@ -237,6 +242,67 @@ func TestHostStackProfiles(t *testing.T) {
 		})
 	}
 
+	t.Run("GPUs from dcgm-exporter in both label layouts", func(t *testing.T) {
+		const mib = 1 << 20
+		require.Len(t, srv.Query(t, `DCGM_FI_DEV_GPU_UTIL{job="nvidia-dcgm-exporter", namespace="gpu-operator", exported_namespace="llmd"}`), 3,
+			"honor_labels false renames the workload's labels to exported_*")
+		require.Len(t, srv.Query(t, `DCGM_FI_DEV_GPU_UTIL{namespace="kserve", exported_namespace=""}`), 3, "honor_labels true keeps them")
+		for _, tt := range []struct {
+			ds          backend.DataSourceInstanceSettings
+			node        string
+			instances   []string
+			hot, second string
+		}{
+			{ds("llmd", "llm-d", "llmd"), "gpu-node-a7", []string{"llmd/vllm-0", "llmd/vllm-0", "llmd/vllm-1"}, "llmd/vllm-0", "llmd/vllm-1"},
+			{ds("ks", "kserve", "kserve"), "gpu-node-b2", []string{"kserve/vllm-0", "kserve/vllm-0", "kserve/vllm-1"}, "kserve/vllm-0", "kserve/vllm-1"},
+		} {
+			resp := host.QueryData(t, tt.ds, nil,
+				at("G", `{"queryType":"gpu","source":"dcgm"}`),
+				at("S", `{"queryType":"gpu","source":"dcgm","format":"series"}`),
+				at("K", `{"queryType":"topk","k":2,"rankBy":"waiting","format":"table"}`))
+			for ref, r := range resp.Responses {
+				require.NoError(t, r.Error, ref)
+			}
+			g := resp.Responses["G"].Frames[0]
+			require.Equal(t, 3, g.Rows(), "the namespace's three GPUs, through either layout")
+			col := columns(g)
+			for i := 0; i < 3; i++ {
+				require.Equal(t, tt.node, col["node"].At(i), "Hostname or hostname")
+				require.Equal(t, tt.instances[i], col["vllm instance"].At(i))
+				require.Equal(t, "Qwen/Qwen2.5-7B-Instruct", col["model"].At(i))
+				require.Equal(t, 81559.0*mib, num(col["memory total"].At(i)), "total = used + free + reserved")
+				require.Equal(t, 1980e6, num(col["sm clock"].At(i)))
+			}
+			require.Equal(t, 74113.0*mib, num(col["memory used"].At(0)))
+			require.Equal(t, 79.0, num(col["last xid"].At(2)))
+			require.InDelta(t, 0.412, num(col["tensor active"].At(0)), 1e-9)
+
+			require.NotEmpty(t, seriesNames(resp.Responses["S"].Frames, " memory_total"))
+
+			k := columns(resp.Responses["K"].Frames[0])
+			require.NotNil(t, k["gpus"], "top-k takes GPU columns from dcgm-exporter when no agents answer")
+			for i := 0; i < 2; i++ {
+				want := map[string]float64{tt.hot: 2, tt.second: 1}[k["instance"].At(i).(string)]
+				require.Equal(t, want, num(k["gpus"].At(i)), "tensor-parallel pods sum their GPUs")
+			}
+		}
+
+		// Without a scope every GPU shows, the unallocated ones without a vLLM server.
+		all := backend.DataSourceInstanceSettings{UID: "all-gpus", URL: srv.URL, JSONData: []byte(`{"scrapeInterval":"1s","profile":"llm-d"}`)}
+		resp := host.QueryData(t, all, nil, at("G", `{"queryType":"gpu","source":"dcgm"}`),
+			at("F", `{"queryType":"gpu","source":"dcgm","instances":["kserve/vllm-0"]}`))
+		g := columns(resp.Responses["G"].Frames[0])
+		require.Equal(t, 8, g["node"].Len())
+		var free []string
+		for i := 0; i < g["node"].Len(); i++ {
+			if g["vllm instance"].At(i) == "" {
+				free = append(free, g["node"].At(i).(string)+"/"+g["gpu"].At(i).(string))
+			}
+		}
+		require.Equal(t, []string{"gpu-node-a7/3", "gpu-node-b2/3"}, free)
+		require.Equal(t, 2, resp.Responses["F"].Frames[0].Rows())
+	})
+
 	t.Run("an older server without the engine label", func(t *testing.T) {
 		resp := host.QueryData(t, ds("ks", "kserve", "kserve"), nil, at("Q", `{"queryType":"queue","grouping":"instance_engine"}`))
 		require.NoError(t, resp.Responses["Q"].Error)
@@ -273,12 +339,52 @@ func TestHostStackProfiles(t *testing.T) {
 	})
 }
 
+// dcgmJob scrapes a dcgm-exporter fixture as the GPU operator's
+// ServiceMonitor does (job from the Service, the exporter pod's own
+// namespace/pod/container as target labels), with honor_labels as given:
+// false renames the exporter's workload labels to exported_*.
+func dcgmJob(name string, honor bool, addr, pod string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "  - job_name: %s\n    honor_labels: %t\n    relabel_configs:\n%s", name, honor, operatorRelabel)
+	fmt.Fprintf(&b, "    static_configs:\n      - targets: [%q]\n        labels:\n", addr)
+	for _, kv := range [][2]string{{"__meta_kubernetes_namespace", "gpu-operator"}, {"__meta_kubernetes_pod_name", pod},
+		{"__meta_kubernetes_pod_container_name", "nvidia-dcgm-exporter"}, {"__meta_kubernetes_pod_container_port_name", "gpu-metrics"},
+		{"__meta_kubernetes_service_name", "nvidia-dcgm-exporter"}} {
+		fmt.Fprintf(&b, "          %s: %q\n", kv[0], kv[1])
+	}
+	return b.String()
+}
+
 func suffixed(names []string, suffix string) []string {
 	out := make([]string, len(names))
 	for i, n := range names {
 		out[i] = n + suffix
 	}
 	sort.Strings(out)
+	return out
+}
+
+// num reads a nullable numeric cell.
+func num(v any) float64 {
+	switch p := v.(type) {
+	case *float64:
+		if p != nil {
+			return *p
+		}
+	case *int64:
+		if p != nil {
+			return float64(*p)
+		}
+	}
+	return -1
+}
+
+// columns indexes a frame's fields by name.
+func columns(f *data.Frame) map[string]*data.Field {
+	out := map[string]*data.Field{}
+	for _, fd := range f.Fields {
+		out[fd.Name] = fd
+	}
 	return out
 }
 

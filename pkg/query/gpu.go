@@ -82,8 +82,11 @@ func (p *plan) fetchGPUs(ctx context.Context, e *Executor, instances []string) (
 // gpu answers the gpu query type, live from the agents or from Prometheus
 // where the agents are scraped.
 func (p *plan) gpu(ctx context.Context, e *Executor) (data.Frames, error) {
-	if p.q.Source == "prometheus" {
+	switch p.q.Source {
+	case "prometheus":
 		return p.gpuFromPrometheus(ctx)
+	case "dcgm":
+		return p.gpuFromDCGM(ctx)
 	}
 	res, err := p.fetchGPUs(ctx, e, p.q.Instances)
 	if err != nil {
@@ -106,13 +109,15 @@ func (p *plan) gpuFromPrometheus(ctx context.Context) (data.Frames, error) {
 // top-k table; agents that fail become notices on the table.
 func (p *plan) gpuColumns(ctx context.Context, e *Executor, rows []frames.RankRow) ([]frames.RankRow, []data.Notice) {
 	if e.Agents == nil || (len(e.Settings.Agents.URLs) == 0 && e.Settings.Agents.Job == "") {
-		return rows, nil
+		return p.dcgmColumns(ctx, rows)
 	}
 	ctx, cancel := context.WithTimeout(ctx, e.Settings.Agents.Timeout+time.Second)
 	defer cancel()
 	res, err := p.fetchGPUs(ctx, e, nil)
 	if errors.Is(err, ErrNoAgents) {
-		return rows, nil // a fleet without agents: the table simply has no GPU columns
+		// No agents found: dcgm-exporter's series, where scraped, fill the
+		// columns; a fleet with neither simply has no GPU columns.
+		return p.dcgmColumns(ctx, rows)
 	}
 	if err != nil {
 		return rows, []data.Notice{{Severity: data.NoticeSeverityWarning, Text: "GPU columns left empty: " + err.Error()}}

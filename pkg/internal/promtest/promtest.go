@@ -53,6 +53,10 @@ type Options struct {
 	// as the job's metric_relabel_configs: renames and label changes made
 	// on every scraped series, e.g. to give a simulator a stack's names.
 	MetricRelabel string
+	// ExtraJobs is appended verbatim (YAML list items, indented for
+	// scrape_configs) after the generated jobs: exporters scraped with their
+	// own settings, e.g. honor_labels.
+	ExtraJobs string
 	// Args are extra command-line flags (e.g. --query.timeout=10m).
 	Args []string
 }
@@ -148,6 +152,7 @@ func Config(o Options) string {
 		b.WriteString("  - job_name: vllm-node-agent\n    static_configs:\n")
 		writeGroups(&b, o.AgentGroups)
 	}
+	b.WriteString(o.ExtraJobs)
 	return b.String()
 }
 
