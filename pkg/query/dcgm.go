@@ -90,8 +90,12 @@ func dcgmUnits() map[string]string {
 
 // dcgmColumns fills the top-k table's GPU columns from dcgm-exporter when
 // no node agents are configured; a fleet without dcgm-exporter simply has
-// no GPU columns.
+// no GPU columns. Only pods can be joined to dcgm-exporter's GPUs, so
+// other identities (instance, Ray's replicas) do not ask.
 func (p *plan) dcgmColumns(ctx context.Context, rows []frames.RankRow) ([]frames.RankRow, []data.Notice) {
+	if !p.b.PodIdentity() {
+		return rows, nil
+	}
 	gpus, _, err := p.dcgmRows(ctx)
 	if err != nil {
 		return rows, []data.Notice{{Severity: data.NoticeSeverityWarning, Text: "GPU columns left empty: " + err.Error()}}

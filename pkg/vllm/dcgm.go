@@ -218,16 +218,21 @@ func gpuIndexLess(a, b string) bool {
 // "" for an unallocated GPU or an identity dcgm-exporter cannot know
 // (instance, Ray's ReplicaId).
 func (b Builder) Workload(g DCGMGPU) string {
-	if g.Pod == "" {
+	if g.Pod == "" || !b.PodIdentity() {
 		return ""
 	}
-	ls := map[string]string{"namespace": g.Namespace, "pod": g.Pod}
+	return b.InstanceOf(map[string]string{"namespace": g.Namespace, "pod": g.Pod})
+}
+
+// PodIdentity reports whether servers are identified by their pod
+// (namespace+pod, or pod), the only identity a GPU's pod can be joined to.
+func (b Builder) PodIdentity() bool {
 	for _, l := range b.IdentityLabels() {
-		if _, ok := ls[l]; !ok {
-			return ""
+		if l != "namespace" && l != "pod" {
+			return false
 		}
 	}
-	return b.InstanceOf(ls)
+	return true
 }
 
 // DCGMSeries is every reading as a series, in frame units and tagged by
