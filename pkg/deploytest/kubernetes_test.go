@@ -150,6 +150,7 @@ func TestNodeAgentDaemonSet(t *testing.T) {
 		require.Equal(t, host, vols[name].HostPath.Path)
 	}
 	require.Contains(t, c.Args, "--proc-root="+mounts["proc"].MountPath)
+	require.Contains(t, c.Args, "--pod-resources-socket="+mounts["pod-resources"].MountPath+"/kubelet.sock")
 	require.True(t, mounts["token"].ReadOnly)
 	require.NotNil(t, vols["token"].Secret)
 	require.Contains(t, c.Args, "--token-file="+mounts["token"].MountPath+"/token")

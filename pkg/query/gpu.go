@@ -61,6 +61,7 @@ func (p *plan) fetchGPUs(ctx context.Context, e *Executor, instances []string) (
 		return agent.Result{}, err
 	}
 	res := e.Agents.Fetch(ctx, urls)
+	p.podInstances(res.Reports)
 	if len(instances) > 0 {
 		keep := map[string]bool{}
 		for _, i := range instances {
@@ -77,6 +78,23 @@ func (p *plan) fetchGPUs(ctx context.Context, e *Executor, instances []string) (
 		}
 	}
 	return res, nil
+}
+
+// podInstances names the vLLM server of each GPU an agent mapped to a pod
+// through the kubelet (namespace/pod), where servers are identified by
+// their pods; the agent's /proc mapping (host:port) stays for bare metal.
+func (p *plan) podInstances(reports []agent.AgentReport) {
+	if !p.b.PodIdentity() {
+		return
+	}
+	for i := range reports {
+		gpus := reports[i].Report.GPUs
+		for j := range gpus {
+			if gpus[j].Pod != "" {
+				gpus[j].VLLMInstance = p.b.InstanceOf(map[string]string{"namespace": gpus[j].Namespace, "pod": gpus[j].Pod})
+			}
+		}
+	}
 }
 
 // gpu answers the gpu query type, live from the agents or from Prometheus
