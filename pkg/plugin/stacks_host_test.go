@@ -321,6 +321,15 @@ func TestHostStackProfiles(t *testing.T) {
 		require.NoError(t, resp.Responses["Q"].Error)
 		require.Equal(t, []string{"kserve/vllm-0 running"}, seriesNames(resp.Responses["Q"].Frames, " running"))
 		require.Len(t, seriesNames(resp.Responses["A"].Frames, " running"), 4)
+		for path, want := range map[string]string{
+			"engines?instance=kserve/vllm-0":           `["0","1"]`,
+			"engines?instance=kserve/vllm-1":           `[]`, // an older server: no engine label
+			"models?instance=llmd/vllm-1":              `["Qwen/Qwen2.5-7B-Instruct"]`,
+			"instances?model=Qwen/Qwen2.5-7B-Instruct": `["kserve/vllm-0","kserve/vllm-1","llmd/vllm-0","llmd/vllm-1"]`,
+		} {
+			r := host.CallResource(t, d, "GET", path, nil)
+			require.JSONEq(t, want, string(r.Body), path)
+		}
 	})
 
 	t.Run("health suggests the profile that fits", func(t *testing.T) {
