@@ -26,6 +26,9 @@ type Profile struct {
 	// Exclude matchers are added to every engine selector: they drop
 	// series that share vLLM's names but are not engines.
 	Exclude []*labels.Matcher
+	// Gateway: the stack runs the Gateway API Inference Extension's
+	// endpoint picker (inference_pool_*, llm_d_epp_*).
+	Gateway bool
 }
 
 // Profile names (jsonData.profile).
@@ -55,9 +58,10 @@ var profiles = map[string]Profile{
 			labels.MustNewMatcher(labels.MatchEqual, "server", ""),
 		}},
 	ProfileLLMD: {Name: ProfileLLMD, Stack: "llm-d",
-		Prefixes: []string{DefaultMetricPrefix}, Identity: podIdentity},
+		Prefixes: []string{DefaultMetricPrefix}, Identity: podIdentity, Gateway: true},
+	// KServe's LLMInferenceService is llm-d based, with the same picker.
 	ProfileKServe: {Name: ProfileKServe, Stack: "KServe",
-		Prefixes: []string{DefaultMetricPrefix}, Identity: podIdentity},
+		Prefixes: []string{DefaultMetricPrefix}, Identity: podIdentity, Gateway: true},
 	// Ray's metrics agent serves vLLM's metrics from Ray node pods that can
 	// host several replicas; ReplicaId identifies one. Older releases
 	// spell names ray_vllm:x, current ones ray_vllm_x.
@@ -95,7 +99,7 @@ func applyProfile(out *Settings, js jsonSettings) error {
 	out.Profile = p.Name
 	out.MetricPrefix, out.MetricPrefixes = p.Prefixes[0], append([]string(nil), p.Prefixes...)
 	out.Identity = append([]string(nil), p.Identity...)
-	out.Exclude = p.Exclude
+	out.Exclude, out.Gateway = p.Exclude, p.Gateway
 	if js.InstanceLabel != "" {
 		out.Identity = []string{js.InstanceLabel}
 	}

@@ -78,6 +78,8 @@ type Settings struct {
 	// Exclude matchers keep series that share vLLM's names but are not
 	// engines (production-stack's router) out of engine queries.
 	Exclude []*labels.Matcher
+	// Gateway: the stack runs an endpoint picker whose view the queue shows.
+	Gateway bool
 }
 
 // jsonSettings is the jsonData shape the config editor writes.

@@ -303,6 +303,29 @@ func TestHostStackProfiles(t *testing.T) {
 		require.Equal(t, 2, resp.Responses["F"].Frames[0].Rows())
 	})
 
+	t.Run("the endpoint picker's view beside the engines' queue", func(t *testing.T) {
+		resp := host.QueryData(t, ds("llmd", "llm-d", "llmd"), nil, at("Q", `{"queryType":"queue","grouping":"instance"}`))
+		require.NoError(t, resp.Responses["Q"].Error)
+		fs := resp.Responses["Q"].Frames
+		require.ElementsMatch(t, []string{"llmd/vllm-0 picker_waiting", "llmd/vllm-1 picker_waiting"}, seriesNames(fs, " picker_waiting"),
+			"both name sets (inference_pool_per_pod_queue_size, llm_d_epp_per_endpoint_queue_size) count once per endpoint")
+		for name, want := range map[string]float64{"llmd pool_waiting": 2, "llmd pool_kv_usage": 0.4, "llmd ready_endpoints": 2, "llmd/vllm-1 picker_waiting": 40} {
+			f := frameNamed(t, fs, name)
+			require.Equal(t, want, lastValue(t, f), name)
+		}
+		require.Equal(t, "percentunit", frameNamed(t, fs, "llmd pool_kv_usage").Fields[1].Config.Unit)
+		var texts []string
+		for _, n := range fs[0].Meta.Notices {
+			texts = append(texts, n.Text)
+		}
+		require.Contains(t, strings.Join(texts, "\n"), "The endpoint picker's queue for llmd/vllm-1 (40) disagrees with the engine's own")
+
+		none := host.QueryData(t, ds("ks", "kserve", "kserve"), nil, at("Q", `{"queryType":"queue","grouping":"instance"}`))
+		require.NoError(t, none.Responses["Q"].Error)
+		require.Empty(t, seriesNames(none.Responses["Q"].Frames, "_waiting"), "no picker scraped: nothing more shown")
+		require.Len(t, seriesNames(none.Responses["Q"].Frames, " waiting"), 2)
+	})
+
 	t.Run("an older server without the engine label", func(t *testing.T) {
 		resp := host.QueryData(t, ds("ks", "kserve", "kserve"), nil, at("Q", `{"queryType":"queue","grouping":"instance_engine"}`))
 		require.NoError(t, resp.Responses["Q"].Error)
@@ -395,6 +418,18 @@ func columns(f *data.Frame) map[string]*data.Field {
 		out[fd.Name] = fd
 	}
 	return out
+}
+
+// frameNamed is the frame with the name.
+func frameNamed(t *testing.T, fs []*data.Frame, name string) *data.Frame {
+	t.Helper()
+	for _, f := range fs {
+		if f.Name == name {
+			return f
+		}
+	}
+	require.FailNow(t, "no frame "+name)
+	return nil
 }
 
 // runningFrame is the "running" series of a queue query grouped by nothing.

@@ -17,7 +17,7 @@ func profileBuilder(name string) Builder {
 		panic("unknown profile " + name)
 	}
 	return ForSettings(models.Settings{Profile: p.Name, MetricPrefix: p.Prefixes[0], MetricPrefixes: p.Prefixes,
-		Identity: p.Identity, InstanceLabel: p.Identity[len(p.Identity)-1], Exclude: p.Exclude})
+		Identity: p.Identity, InstanceLabel: p.Identity[len(p.Identity)-1], Exclude: p.Exclude, Gateway: p.Gateway})
 }
 
 func TestIdentityGrouping(t *testing.T) {
@@ -124,6 +124,9 @@ func TestProfileExpressionsParse(t *testing.T) {
 			for what, expr := range expressions(t, b, g, f) {
 				t.Run(name+"/"+string(g)+"/"+what, func(t *testing.T) {
 					for _, vs := range allSelectors(t, expr) {
+						if strings.HasPrefix(vs.Name, "inference_pool_") || strings.HasPrefix(vs.Name, "llm_d_epp_") {
+							continue // the picker's gauges: see TestGatewaySignals
+						}
 						require.True(t, strings.HasPrefix(vs.Name, b.Prefix) || strings.HasPrefix(vs.Name, b.PrefixList()[len(b.PrefixList())-1]), vs.Name)
 						if strings.HasPrefix(what, "series") {
 							continue
@@ -136,5 +139,30 @@ func TestProfileExpressionsParse(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// The picker's gauges join the queue only under profiles whose stacks run
+// one, inside the scope, both name sets, per endpoint only by instance.
+func TestGatewaySignals(t *testing.T) {
+	require.Empty(t, profileBuilder(models.ProfilePrometheus).GatewaySignals(models.GroupInstance))
+	require.Empty(t, profileBuilder(models.ProfileProductionStack).GatewaySignals(models.GroupInstance))
+	b := profileBuilder(models.ProfileLLMD)
+	b.Scope = mustMatchers(t, `namespace="llm"`)
+	names := func(sigs []SignalExpr) []string {
+		var out []string
+		for _, s := range sigs {
+			out = append(out, s.Name)
+			for _, vs := range allSelectors(t, s.Expr) {
+				requireHas(t, vs.LabelMatchers, b.Scope[0], s.Name)
+			}
+		}
+		return out
+	}
+	require.Equal(t, []string{GatewayPoolQueue, GatewayPoolKV, GatewayReady, GatewayEndpointQueue}, names(b.GatewaySignals(models.GroupInstance)))
+	require.Equal(t, []string{GatewayPoolQueue, GatewayPoolKV, GatewayReady}, names(b.GatewaySignals(models.GroupNone)))
+	q := b.Queue(models.GroupInstance, models.Filters{})
+	for _, n := range []string{"inference_pool_per_pod_queue_size", "llm_d_epp_per_endpoint_queue_size", `"model_server_endpoint"`} {
+		require.Contains(t, q, n)
 	}
 }

@@ -44,6 +44,8 @@ type Builder struct {
 	// Exclude matchers go on every engine selector (not on agent or
 	// discovery selectors): they drop non-engine series under vLLM's names.
 	Exclude []*labels.Matcher
+	// Gateway adds the endpoint picker's gauges to the queue (llm-d, KServe).
+	Gateway bool
 }
 
 // quote is the one escaping function for label values: PromQL string

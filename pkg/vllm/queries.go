@@ -50,7 +50,7 @@ func (b Builder) QueueSignals(g models.Grouping, f models.Filters) []SignalExpr 
 	if b.optional(Swapped) {
 		out = append(out, SignalExpr{"swapped", agg("sum", gl, b.union(Swapped, f, ""))})
 	}
-	return out
+	return append(out, b.GatewaySignals(g)...)
 }
 
 // Queue is the queue's signals as one expression, each tagged with
