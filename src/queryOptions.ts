@@ -107,6 +107,11 @@ export const AGGREGATION_OPTIONS: Array<ComboboxOption<string>> = [
 export const GPU_SOURCE_OPTIONS: Array<{ value: VllmGpuSource; label: string; description: string }> = [
   { value: 'agents', label: 'Node agents', description: 'Ask every node agent now: current values' },
   { value: 'prometheus', label: 'Prometheus', description: "The agents' vllm_node_gpu_* series over the time range" },
+  {
+    value: 'dcgm',
+    label: 'dcgm-exporter',
+    description: "NVIDIA dcgm-exporter's DCGM_FI_* series, joined to the vLLM pods (Kubernetes)",
+  },
 ];
 
 export const GPU_FORMAT_OPTIONS: Array<{ value: VllmGpuFormat; label: string }> = [

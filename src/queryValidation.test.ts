@@ -123,7 +123,8 @@ describe('validateQuery', () => {
   it('checks format and source per type (pkg/models/query.go parseTopK, parseGPU)', () => {
     expect(validateQuery({ refId: 'A', queryType: 'topk', format: 'both' })).toEqual({});
     expect(validateQuery({ refId: 'A', queryType: 'gpu', format: 'both' as never }).format).toMatch(/Unknown/);
-    expect(validateQuery({ refId: 'A', queryType: 'gpu', source: 'dcgm' as never }).source).toMatch(/Unknown/);
+    expect(validateQuery({ refId: 'A', queryType: 'gpu', source: 'nvml' as never }).source).toMatch(/Unknown/);
+    expect(validateQuery({ refId: 'A', queryType: 'gpu', source: 'dcgm' })).toEqual({});
     expect(validateQuery({ refId: 'A', queryType: 'gpu', source: 'prometheus', format: 'series' })).toEqual({});
   });
 });

@@ -26,7 +26,7 @@ export type VllmRankSignal = 'waiting' | 'running' | 'kv_usage' | 'wait_p99' | '
 export type VllmAggregation = 'max' | 'avg' | 'last';
 
 /** GPU: where GPU numbers come from (node agents, or DCGM metrics in Prometheus); the backend defaults to agents. */
-export type VllmGpuSource = 'agents' | 'prometheus';
+export type VllmGpuSource = 'agents' | 'prometheus' | 'dcgm';
 
 /** GPU: one time series per GPU, or one table row per GPU with the latest values; the backend defaults to table. */
 export type VllmGpuFormat = 'series' | 'table';
@@ -149,6 +149,17 @@ export const DEFAULT_SETTINGS = {
 
 export type VllmAgentMode = 'static' | 'discovery';
 
+/** The stack profiles the backend knows (jsonData.profile); absent means prometheus. */
+export type VllmProfile = 'prometheus' | 'production-stack' | 'llm-d' | 'kserve' | 'ray-serve';
+
+export const PROFILE_OPTIONS: Array<{ label: string; value: VllmProfile; description: string }> = [
+  { label: 'Prometheus', value: 'prometheus', description: 'instance targets; prefix vllm:' },
+  { label: 'production-stack', value: 'production-stack', description: 'namespace/pod; router series excluded' },
+  { label: 'llm-d', value: 'llm-d', description: 'namespace/pod (PodMonitors)' },
+  { label: 'KServe', value: 'kserve', description: 'namespace/pod' },
+  { label: 'Ray Serve', value: 'ray-serve', description: 'namespace/ReplicaId; ray_vllm: and ray_vllm_ names' },
+];
+
 /**
  * jsonData of a data-source instance: stored in plain text and sent to the browser.
  *
@@ -162,6 +173,12 @@ export interface VllmDataSourceOptions extends DataSourceJsonData {
   scrapeInterval?: string;
   /** Upper bound for each Prometheus request, a duration such as 30s. */
   queryTimeout?: string;
+  /**
+   * Serving stack (pkg/models/profile.go): sets the metric prefixes, the labels that identify one server
+   * (namespace+pod on Kubernetes, namespace+ReplicaId on Ray Serve) and the series to exclude (production-stack's
+   * router). instanceLabel and metricPrefix, when set, override it.
+   */
+  profile?: VllmProfile;
   /** Label that identifies one vLLM server (instance, or e.g. pod on Kubernetes). */
   instanceLabel?: string;
   /** Prefix of every vLLM metric name (vllm:, or ray_vllm: behind Ray Serve). */

@@ -51,6 +51,7 @@ type options struct {
 	simulate     int
 	follow       []string
 	simDelay     time.Duration
+	podResources string
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -63,6 +64,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.instanceHost, "instance-host", host, "host part of the vLLM instance label (<host>:<port>), as Prometheus names the vLLM servers of this node")
 	fs.StringVar(&o.procRoot, "proc-root", "/proc", "proc file system to map GPU processes to vLLM servers (the host's, e.g. /host/proc with hostPID, in a container)")
 	fs.DurationVar(&o.cacheTTL, "cache-ttl", nodeagent.DefaultCacheTTL, "how long one NVML reading is served; concurrent requests share one reading")
+	fs.StringVar(&o.podResources, "pod-resources-socket", "", "kubelet pod-resources socket (e.g. "+nodeagent.DefaultPodResourcesSocket+"): label each GPU with the namespace, pod and container it is allocated to, as on Kubernetes; empty: bare metal")
 	fs.StringVar(&o.tokenFile, "token-file", "", "file holding the bearer token required on /v1/gpus and /metrics (else $"+nodeagent.TokenEnv+"; none means open)")
 	fs.IntVar(&o.simulate, "simulate", 0, "serve N simulated H100-like GPUs instead of reading NVML")
 	follow := fs.String("follow", "", "with --simulate: comma-separated vllm-sim /metrics URLs; GPU i follows the i-th engine's running requests and KV-cache usage")
@@ -130,8 +132,22 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	return nodeagent.Run(ctx, nodeagent.NewServer(o.listen, h), ln)
 }
 
-// source picks simulated GPUs or NVML with the /proc mapping.
+// source picks simulated GPUs or NVML with the /proc mapping, and adds
+// the kubelet's pod mapping when its socket is given.
 func source(o options) (nodeagent.Source, func(), error) {
+	src, closeFn, err := readings(o)
+	if err != nil || o.podResources == "" {
+		return src, closeFn, err
+	}
+	pr, err := nodeagent.DialPodResources(o.podResources)
+	if err != nil {
+		closeFn()
+		return nil, nil, err
+	}
+	return nodeagent.WithPodMapping(src, pr), func() { _ = pr.Close(); closeFn() }, nil
+}
+
+func readings(o options) (nodeagent.Source, func(), error) {
 	if o.simulate > 0 {
 		s, err := nodeagent.NewSimulated(nodeagent.SimConfig{GPUs: o.simulate, Node: o.node, Host: o.instanceHost, Follow: o.follow})
 		return s, func() {}, err

@@ -34,6 +34,12 @@ type GPU struct {
 	VLLMInstance string `json:"vllmInstance"`
 	// Model is that server's served model name.
 	Model string `json:"model"`
+	// Namespace, Pod and Container are the Kubernetes container the
+	// kubelet allocated this GPU to (pod-resources API); empty on bare
+	// metal and for unallocated GPUs.
+	Namespace string `json:"namespace,omitempty"`
+	Pod       string `json:"pod,omitempty"`
+	Container string `json:"container,omitempty"`
 	// Error is empty for a healthy device; otherwise it lists the readings
 	// that failed. The other fields still carry what could be read.
 	Error string `json:"error,omitempty"`

@@ -26,6 +26,8 @@ type dataSource struct {
 	IsDefault bool           `yaml:"isDefault"`
 	Editable  bool           `yaml:"editable"`
 	JSONData  map[string]any `yaml:"jsonData"`
+	// SecureJSONData holds references to secrets (${ENV}), never secrets.
+	SecureJSONData map[string]string `yaml:"secureJsonData"`
 }
 
 type dataSourceFile struct {
@@ -48,6 +50,13 @@ type helmValues struct {
 	Dashboards map[string]map[string]struct {
 		URL string `yaml:"url"`
 	} `yaml:"dashboards"`
+	// EnvValueFrom sets Grafana's environment from Secrets (the agent token).
+	EnvValueFrom map[string]struct {
+		SecretKeyRef struct {
+			Name string `yaml:"name"`
+			Key  string `yaml:"key"`
+		} `yaml:"secretKeyRef"`
+	} `yaml:"envValueFrom"`
 }
 
 // pluginFacts are the id and version every install path must name.
@@ -125,8 +134,13 @@ func vllmDataSource(t *testing.T, dss []dataSource, where string) dataSource {
 
 func readHelm(t *testing.T) helmValues {
 	t.Helper()
+	return readHelmValues(t, helmValuesFile)
+}
+
+func readHelmValues(t *testing.T, rel string) helmValues {
+	t.Helper()
 	var hv helmValues
-	readYAML(t, repoPath(t, helmValuesFile), &hv)
+	readYAML(t, repoPath(t, rel), &hv)
 	return hv
 }
 
@@ -175,8 +189,13 @@ func TestHelmDataSourceMatchesProvisioning(t *testing.T) {
 // the plugin's id, allows it unsigned, and loads every dashboard of
 // dashboards/ from this version's tag into the folder provisioning uses.
 func TestHelmInstallsThisRelease(t *testing.T) {
+	for _, file := range []string{helmValuesFile, helmKubernetesFile} {
+		t.Run(file, func(t *testing.T) { helmInstallsThisRelease(t, readHelmValues(t, file)) })
+	}
+}
+
+func helmInstallsThisRelease(t *testing.T, hv helmValues) {
 	facts := readPluginFacts(t)
-	hv := readHelm(t)
 
 	require.Len(t, hv.Plugins, 1)
 	url, id, ok := strings.Cut(hv.Plugins[0], ";")

@@ -3,11 +3,13 @@ package health
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/prometheus/common/model"
 
 	"github.com/inferops/vllm-datasource/pkg/models"
+	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
 // fleet counts what the running-requests gauge says exists right now.
@@ -19,19 +21,20 @@ type fleet struct {
 // countFleet asks for one sample per (instance, engine, model); both
 // generations expose num_requests_running, so it sees mixed fleets whole.
 func countFleet(ctx context.Context, p Prometheus, s models.Settings, now time.Time) (fleet, model.Vector, error) {
-	expr := fmt.Sprintf("group by (%s, engine, model_name) (%s)", s.InstanceLabel, builder(s).EngineSelector(models.Filters{}))
+	b := builder(s)
+	expr := fmt.Sprintf("group by (%s) (%s)", strings.Join(b.EngineLabels(), ", "), b.EngineSelector(models.Filters{}))
 	vec, _, err := p.Query(ctx, expr, now)
 	if err != nil {
 		return fleet{}, nil, err
 	}
-	return tally(vec, model.LabelName(s.InstanceLabel)), vec, nil
+	return tally(vec, b), vec, nil
 }
 
-func tally(vec model.Vector, instLabel model.LabelName) fleet {
+func tally(vec model.Vector, b vllm.Builder) fleet {
 	engines, instances, modelSet := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	var f fleet
 	for _, smp := range vec {
-		inst := string(smp.Metric[instLabel])
+		inst := instanceOf(b, smp.Metric)
 		eng, hasEngine := smp.Metric["engine"]
 		if hasEngine {
 			f.withEngineLabel++
@@ -42,6 +45,15 @@ func tally(vec model.Vector, instLabel model.LabelName) fleet {
 	}
 	f.engines, f.instances, f.models = len(engines), len(instances), len(modelSet)
 	return f
+}
+
+// instanceOf names a sample's server by the identity labels.
+func instanceOf(b vllm.Builder, m model.Metric) string {
+	ls := make(map[string]string, len(m))
+	for k, v := range m {
+		ls[string(k)] = string(v)
+	}
+	return b.InstanceOf(ls)
 }
 
 func (f fleet) summary() string {

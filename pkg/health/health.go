@@ -40,9 +40,11 @@ func Check(ctx context.Context, p Prometheus, s models.Settings, now time.Time) 
 	if err != nil {
 		return failed(fmt.Sprintf("%s answered, but listing metric names failed: %v", server, err))
 	}
-	det := vllm.Detect(names, s.MetricPrefix)
+	det := vllm.DetectAll(names, builder(s).PrefixList())
+	// The stack is advice: a failed lookup leaves it out, never fails health.
+	st, _ := detectStack(ctx, p, s, now)
 	if !det.Found() {
-		return failed(noVLLMMessage(server, s))
+		return failed(noVLLMMessage(server, s) + st.note(s))
 	}
 	fl, vec, err := countFleet(ctx, p, s, now)
 	if err != nil {
@@ -57,12 +59,12 @@ func Check(ctx context.Context, p Prometheus, s models.Settings, now time.Time) 
 		// Grafana has no warning status: anything but OK shows as a failed
 		// test, which is what a fleet that stopped reporting deserves.
 		return &backend.CheckHealthResult{Status: backend.HealthStatusError,
-			Message: goneMessage(server, s, h, now), JSONDetails: details(gen, det, fl, h)}
+			Message: goneMessage(server, s, h, now) + st.note(s), JSONDetails: details(gen, det, fl, h, st)}
 	}
 	return &backend.CheckHealthResult{
 		Status:      backend.HealthStatusOk,
-		Message:     fmt.Sprintf("%s: vLLM %s metrics found: %s%s%s", server, gen, fl.summary(), missingNote(h, now), scopeNote(s)),
-		JSONDetails: details(gen, det, fl, h),
+		Message:     fmt.Sprintf("%s: vLLM %s metrics found: %s%s%s%s", server, gen, fl.summary(), missingNote(h, now), scopeNote(s), st.note(s)),
+		JSONDetails: details(gen, det, fl, h, st),
 	}
 }
 
@@ -87,7 +89,7 @@ func identify(ctx context.Context, p Prometheus) (string, error) {
 
 // builder writes the health check's selectors inside the data source's scope.
 func builder(s models.Settings) vllm.Builder {
-	return vllm.Builder{Prefix: s.MetricPrefix, InstanceLabel: s.InstanceLabel, Scope: s.Selector}
+	return vllm.ForSettings(s)
 }
 
 // scopeNote says that the counts are of the selector's series only, so a
@@ -143,11 +145,11 @@ func generationFor(det vllm.Detection, fl fleet) vllm.Generation {
 	return vllm.GenV0
 }
 
-func details(gen vllm.Generation, det vllm.Detection, fl fleet, h history) []byte {
+func details(gen vllm.Generation, det vllm.Detection, fl fleet, h history, st stack) []byte {
 	last := ""
 	if !h.lastSeen.IsZero() {
 		last = h.lastSeen.UTC().Format(time.RFC3339)
 	}
-	return fmt.Appendf(nil, `{"generation":%q,"engines":%d,"instances":%d,"models":%d,"metricNames":%d,"enginesInLookback":%d,"missingEngines":%d,"lastSeen":%q}`,
-		string(gen), fl.engines, fl.instances, fl.models, len(det.Names), h.seen.engines, h.missing, last)
+	return fmt.Appendf(nil, `{"generation":%q,"engines":%d,"instances":%d,"models":%d,"metricNames":%d,"enginesInLookback":%d,"missingEngines":%d,"lastSeen":%q,"stack":%q,"suggestedProfile":%q}`,
+		string(gen), fl.engines, fl.instances, fl.models, len(det.Names), h.seen.engines, h.missing, last, st.name, st.profile)
 }

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/prometheus/common/model"
 
 	"github.com/inferops/vllm-datasource/pkg/models"
+	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
 // history is what the lookback says about the fleet: every engine that
@@ -25,20 +27,20 @@ type history struct {
 // from one that never existed. timestamp() of a selector is the sample's
 // own time; the subquery walks the lookback at the scrape interval.
 func recentFleet(ctx context.Context, p Prometheus, s models.Settings, nowFleet model.Vector, now time.Time) (history, error) {
-	expr := fmt.Sprintf("max by (%s, engine, model_name) (max_over_time(timestamp(%s)[%s:%s]))",
-		s.InstanceLabel, builder(s).EngineSelector(models.Filters{}), promDuration(lookback), promDuration(max(s.ScrapeInterval, time.Second)))
+	b := builder(s)
+	expr := fmt.Sprintf("max by (%s) (max_over_time(timestamp(%s)[%s:%s]))",
+		strings.Join(b.EngineLabels(), ", "), b.EngineSelector(models.Filters{}), promDuration(lookback), promDuration(max(s.ScrapeInterval, time.Second)))
 	vec, _, err := p.Query(ctx, expr, now)
 	if err != nil {
 		return history{}, err
 	}
-	inst := model.LabelName(s.InstanceLabel)
-	h := history{seen: tally(vec, inst)}
+	h := history{seen: tally(vec, b)}
 	present := map[string]bool{}
 	for _, smp := range nowFleet {
-		present[engineKey(smp.Metric, inst)] = true
+		present[engineKey(smp.Metric, b)] = true
 	}
 	for _, smp := range vec {
-		if present[engineKey(smp.Metric, inst)] || math.IsNaN(float64(smp.Value)) {
+		if present[engineKey(smp.Metric, b)] || math.IsNaN(float64(smp.Value)) {
 			continue
 		}
 		h.missing++
@@ -49,8 +51,8 @@ func recentFleet(ctx context.Context, p Prometheus, s models.Settings, nowFleet 
 	return h, nil
 }
 
-func engineKey(m model.Metric, inst model.LabelName) string {
-	return string(m[inst]) + "\x00" + string(m["engine"]) + "\x00" + string(m["model_name"])
+func engineKey(m model.Metric, b vllm.Builder) string {
+	return instanceOf(b, m) + "\x00" + string(m["engine"]) + "\x00" + string(m["model_name"])
 }
 
 func promDuration(d time.Duration) string {

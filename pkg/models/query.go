@@ -104,7 +104,8 @@ type Query struct {
 	// Format "table" makes topk return only its table (for table panels);
 	// for gpu it picks "table" (default) or "series".
 	Format string
-	// Source is where gpu reads from: "agents" (default) or "prometheus".
+	// Source is where gpu reads from: "agents" (default), "prometheus"
+	// (the agents as scraped) or "dcgm" (NVIDIA dcgm-exporter as scraped).
 	Source string
 	// promql options.
 	Expr string
@@ -348,7 +349,7 @@ func (q *Query) parseGPU(raw rawQuery) error {
 	if q.Format == "" {
 		q.Format = "table"
 	}
-	if err := oneOf("source", q.Source, []string{"agents", "prometheus"}); err != nil {
+	if err := oneOf("source", q.Source, []string{"agents", "prometheus", "dcgm"}); err != nil {
 		return err
 	}
 	return oneOf("format", q.Format, []string{"table", "series"})

@@ -69,6 +69,19 @@ type Settings struct {
 	Selector []*labels.Matcher
 	// Saturation holds the thresholds of the saturation verdicts.
 	Saturation SaturationSettings
+	// Profile is the serving stack's profile (profile.go); it sets the
+	// fields below, which explicit instanceLabel/metricPrefix override.
+	Profile string
+	// MetricPrefixes are every prefix queries accept, MetricPrefix first.
+	MetricPrefixes []string
+	// Identity are the labels that identify one vLLM server (instance, or
+	// namespace+pod on Kubernetes); InstanceLabel is the last of them.
+	Identity []string
+	// Exclude matchers keep series that share vLLM's names but are not
+	// engines (production-stack's router) out of engine queries.
+	Exclude []*labels.Matcher
+	// Gateway: the stack runs an endpoint picker whose view the queue shows.
+	Gateway bool
 }
 
 // jsonSettings is the jsonData shape the config editor writes.
@@ -81,6 +94,7 @@ type jsonSettings struct {
 	// MaxConcurrentQueries is a number; provisioning files sometimes quote it.
 	MaxConcurrentQueries json.Number `json:"maxConcurrentQueries"`
 	Selector             string      `json:"selector"`
+	Profile              string      `json:"profile"`
 }
 
 // LoadSettings parses and validates instance settings. Every error names the
@@ -134,13 +148,14 @@ func fromJSON(dsURL string, js jsonSettings) (Settings, error) {
 		if !labelNameRE.MatchString(js.InstanceLabel) {
 			return Settings{}, fmt.Errorf("%w: instanceLabel %q is not a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*)", ErrInvalidSettings, js.InstanceLabel)
 		}
-		out.InstanceLabel = js.InstanceLabel
 	}
 	if js.MetricPrefix != "" {
 		if !metricPrefRE.MatchString(js.MetricPrefix) {
 			return Settings{}, fmt.Errorf("%w: metricPrefix %q may only hold letters, digits, '_' and ':' (e.g. vllm: or ray_vllm:)", ErrInvalidSettings, js.MetricPrefix)
 		}
-		out.MetricPrefix = js.MetricPrefix
+	}
+	if err := applyProfile(&out, js); err != nil {
+		return Settings{}, err
 	}
 	if out.Selector, err = ParseMatchers("selector", js.Selector); err != nil {
 		return Settings{}, fmt.Errorf("%w: %w", ErrInvalidSettings, err)

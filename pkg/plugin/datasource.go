@@ -15,6 +15,7 @@ import (
 	"github.com/inferops/vllm-datasource/pkg/models"
 	"github.com/inferops/vllm-datasource/pkg/prom"
 	"github.com/inferops/vllm-datasource/pkg/query"
+	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
 // ID is the plugin id Grafana knows this data source by.
@@ -54,7 +55,7 @@ func NewDatasource(ctx context.Context, s backend.DataSourceInstanceSettings) (i
 	if ds.settingsErr != nil {
 		return ds, nil
 	}
-	ds.detector = query.NewScopedDetector(ds.prom, ds.settings.MetricPrefix, ds.settings.Selector, ds.now)
+	ds.detector = query.NewDetectorFor(ds.prom, vllm.ForSettings(ds.settings), ds.now)
 	ds.executor = &query.Executor{Prom: ds.prom, Settings: ds.settings, Detector: ds.detector}
 	agents, err := agent.NewClient(agent.Options{Timeout: ds.settings.Agents.Timeout, Token: ds.settings.Agents.Token})
 	if err != nil {

@@ -40,6 +40,12 @@ func NewScopedDetector(p Prometheus, prefix string, scope []*labels.Matcher, now
 	return &Detector{prom: p, b: vllm.Builder{Prefix: prefix, Scope: scope}, now: now}
 }
 
+// NewDetectorFor returns a detector for every prefix of the builder (a
+// profile can accept several), inside its scope.
+func NewDetectorFor(p Prometheus, b vllm.Builder, now func() time.Time) *Detector {
+	return &Detector{prom: p, b: vllm.Builder{Prefix: b.Prefix, Prefixes: b.Prefixes, Scope: b.Scope}, now: now}
+}
+
 // Get returns the cached detection, refreshing it when stale. When
 // Prometheus cannot answer it returns an empty detection (queries then union
 // every name) and does not cache, so the next query tries again.
@@ -54,7 +60,7 @@ func (d *Detector) Get(ctx context.Context) vllm.Detection {
 	if err != nil {
 		return vllm.Detection{}
 	}
-	d.det, d.fetched = vllm.Detect(names, d.b.Prefix), now
+	d.det, d.fetched = vllm.DetectAll(names, d.b.PrefixList()), now
 	return d.det
 }
 

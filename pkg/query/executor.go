@@ -123,10 +123,9 @@ func (e *Executor) plan(ctx context.Context, dq backend.DataQuery, m *memo, aler
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{e: e, q: q, iv: iv, memo: m, alert: alert, window: promDuration(iv.RateInterval),
-		b: vllm.Builder{Prefix: e.Settings.MetricPrefix, InstanceLabel: e.Settings.InstanceLabel, Detected: e.Detector.Get(ctx),
-			Resolution: promDuration(max(e.Settings.ScrapeInterval, time.Second)),
-			Scope:      e.Settings.Selector}}
+	b := vllm.ForSettings(e.Settings)
+	b.Detected, b.Resolution = e.Detector.Get(ctx), promDuration(max(e.Settings.ScrapeInterval, time.Second))
+	p := &plan{e: e, q: q, iv: iv, memo: m, alert: alert, window: promDuration(iv.RateInterval), b: b}
 	if iv.Clamped {
 		p.notices = append(p.notices, data.Notice{Severity: data.NoticeSeverityInfo,
 			Text: fmt.Sprintf("Step raised to %s so no series has more than 11,000 points over this time range.", iv.Step)})

@@ -100,7 +100,17 @@ func (p *plan) instants(ctx context.Context, sigs []vllm.SignalExpr) (map[string
 type engineKey struct{ instance, engine, model string }
 
 func (p *plan) keyOf(m model.Metric) engineKey {
-	return engineKey{string(m[model.LabelName(p.b.InstanceLabel)]), string(m["engine"]), string(m["model_name"])}
+	return engineKey{p.serverOf(m), string(m["engine"]), string(m["model_name"])}
+}
+
+// serverOf names the vLLM server of a series by its identity labels
+// (namespace/pod on Kubernetes, where pod names repeat across namespaces).
+func (p *plan) serverOf(m model.Metric) string {
+	ls := map[string]string{}
+	for _, l := range p.b.IdentityLabels() {
+		ls[l] = string(m[model.LabelName(l)])
+	}
+	return p.b.InstanceOf(ls)
 }
 
 // fleetRows joins the answers by engine. The engines are those seen in
@@ -116,7 +126,7 @@ func (p *plan) fleetRows(vecs map[string]model.Vector) []frames.FleetRow {
 	}
 	up := map[string]float64{}
 	for _, s := range vecs[vllm.FleetUp] {
-		up[string(s.Metric[model.LabelName(p.b.InstanceLabel)])] = float64(s.Value)
+		up[p.serverOf(s.Metric)] = float64(s.Value)
 	}
 	gens := p.generations(vecs[vllm.FleetGeneration])
 	rows := make([]frames.FleetRow, 0, len(values[vllm.FleetSeen]))

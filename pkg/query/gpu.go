@@ -61,6 +61,7 @@ func (p *plan) fetchGPUs(ctx context.Context, e *Executor, instances []string) (
 		return agent.Result{}, err
 	}
 	res := fetchFor(ctx, e.Agents, urls, instances)
+	p.podInstances(res.Reports)
 	if len(instances) > 0 {
 		keep := map[string]bool{}
 		for _, i := range instances {
@@ -79,11 +80,31 @@ func (p *plan) fetchGPUs(ctx context.Context, e *Executor, instances []string) (
 	return res, nil
 }
 
+// podInstances names the vLLM server of each GPU an agent mapped to a pod
+// through the kubelet (namespace/pod), where servers are identified by
+// their pods; the agent's /proc mapping (host:port) stays for bare metal.
+func (p *plan) podInstances(reports []agent.AgentReport) {
+	if !p.b.PodIdentity() {
+		return
+	}
+	for i := range reports {
+		gpus := reports[i].Report.GPUs
+		for j := range gpus {
+			if gpus[j].Pod != "" {
+				gpus[j].VLLMInstance = p.b.InstanceOf(map[string]string{"namespace": gpus[j].Namespace, "pod": gpus[j].Pod})
+			}
+		}
+	}
+}
+
 // gpu answers the gpu query type, live from the agents or from Prometheus
 // where the agents are scraped.
 func (p *plan) gpu(ctx context.Context, e *Executor) (data.Frames, error) {
-	if p.q.Source == "prometheus" {
+	switch p.q.Source {
+	case "prometheus":
 		return p.gpuFromPrometheus(ctx)
+	case "dcgm":
+		return p.gpuFromDCGM(ctx)
 	}
 	res, err := p.fetchGPUs(ctx, e, p.q.Instances)
 	if err != nil {
@@ -106,7 +127,7 @@ func (p *plan) gpuFromPrometheus(ctx context.Context) (data.Frames, error) {
 // top-k table; agents that fail become notices on the table.
 func (p *plan) gpuColumns(ctx context.Context, e *Executor, rows []frames.RankRow) ([]frames.RankRow, []data.Notice) {
 	if e.Agents == nil || (len(e.Settings.Agents.URLs) == 0 && e.Settings.Agents.Job == "") {
-		return rows, nil
+		return p.dcgmColumns(ctx, rows)
 	}
 	ctx, cancel := context.WithTimeout(ctx, e.Settings.Agents.Timeout+time.Second)
 	defer cancel()
@@ -116,7 +137,9 @@ func (p *plan) gpuColumns(ctx context.Context, e *Executor, rows []frames.RankRo
 	}
 	res, err := p.fetchGPUs(ctx, e, wanted)
 	if errors.Is(err, ErrNoAgents) {
-		return rows, nil // a fleet without agents: the table simply has no GPU columns
+		// No agents found: dcgm-exporter's series, where scraped, fill the
+		// columns; a fleet with neither simply has no GPU columns.
+		return p.dcgmColumns(ctx, rows)
 	}
 	if err != nil {
 		return rows, []data.Notice{{Severity: data.NoticeSeverityWarning, Text: "GPU columns left empty: " + err.Error()}}

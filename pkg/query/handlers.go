@@ -43,9 +43,9 @@ func (p *plan) queue(ctx context.Context) (data.Frames, error) {
 	for i, s := range sigs {
 		exprs[i] = s.Expr
 	}
-	f := frames.TimeSeries(m, frames.SeriesOptions{Unit: string(vllm.UnitRequests), Legend: p.q.Legend,
+	f := frames.TimeSeries(m, frames.SeriesOptions{Unit: string(vllm.UnitRequests), Legend: p.q.Legend, Units: gatewayUnits,
 		GroupLabels: p.b.GroupLabels(p.q.Grouping), Executed: frames.Executed(strings.Join(exprs, "\n"), p.iv.Step),
-		Notices: append(append([]data.Notice{}, p.notices...), warningNotices(warn)...)})
+		Notices: append(append(append([]data.Notice{}, p.notices...), warningNotices(warn)...), p.gatewayNotices(m)...)})
 	addNotices(f, p.signalNotices(ctx, tagsOf(m), []need{
 		{key: vllm.Running, tags: []string{"running"}, without: "the running series are left out"},
 		{key: vllm.Waiting, tags: []string{"waiting"}, without: "the waiting series are left out"},
@@ -166,8 +166,8 @@ func (p *plan) preemptions(ctx context.Context) (data.Frames, error) {
 	if err != nil {
 		return nil, err
 	}
-	events := vllm.PreemptionEvents(m, p.b.InstanceLabel, p.iv.Step)
-	f := frames.Annotations(events, p.b.InstanceLabel, frames.Executed(expr, p.iv.Step))
+	events := vllm.PreemptionEventsBy(m, p.b.InstanceOf, p.iv.Step)
+	f := frames.Annotations(events, strings.Join(p.b.IdentityLabels(), vllm.IdentitySeparator), frames.Executed(expr, p.iv.Step))
 	f.Meta.Notices = append(p.notices, p.signalNotices(ctx, tagsOf(m), []need{preempt}, vllm.KVUsage)...)
 	return data.Frames{f}, nil
 }

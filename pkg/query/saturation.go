@@ -52,7 +52,7 @@ func (p *plan) saturation(ctx context.Context) (data.Frames, error) {
 	var timelines data.Frames
 	for _, g := range groups {
 		v := vllm.Classify(g.steps, th)
-		rows = append(rows, frames.SaturationRow{Instance: g.labels[p.b.InstanceLabel], Engine: g.labels["engine"],
+		rows = append(rows, frames.SaturationRow{Instance: p.b.InstanceOf(g.labels), Engine: g.labels["engine"],
 			Verdict: v.Verdict, Reason: v.Reason, Ceiling: v.Ceiling, MeanRunning: v.MeanRunning, MeanWaiting: v.MeanWaiting,
 			PeakKV: v.PeakKV, MeanPreemptions: v.MeanPreemptions, MeanArrivals: v.MeanArrivals, MeanCompletions: v.MeanCompletions})
 		series = append(series, g.series(times, v)...)

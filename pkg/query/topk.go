@@ -72,10 +72,9 @@ func (p *plan) topk(ctx context.Context) (data.Frames, error) {
 
 // rank orders the ranking result worst first (NaN last) and keeps k.
 func (p *plan) rank(vec model.Vector) []ranked {
-	inst := model.LabelName(p.b.InstanceLabel)
 	out := make([]ranked, 0, len(vec))
 	for _, s := range vec {
-		out = append(out, ranked{instance: string(s.Metric[inst]), engine: string(s.Metric["engine"]), value: float64(s.Value)})
+		out = append(out, ranked{instance: p.b.InstanceOf(labelMap(s.Metric)), engine: string(s.Metric["engine"]), value: float64(s.Value)})
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i].value, out[j].value
@@ -128,7 +127,7 @@ func (p *plan) split(m prom.Matrix, top []ranked) (prom.Matrix, map[string]group
 	var values prom.Matrix
 	info := map[string]groupInfo{}
 	for _, s := range m {
-		k := p.key(s.Labels[p.b.InstanceLabel], s.Labels["engine"])
+		k := p.key(p.b.InstanceOf(s.Labels), s.Labels["engine"])
 		if !want[k] {
 			continue
 		}
@@ -174,4 +173,13 @@ func (p *plan) rows(top []ranked, info map[string]groupInfo) []frames.RankRow {
 		rows[i] = frames.RankRow{Rank: int64(i + 1), Instance: r.instance, Engine: r.engine, Model: gi.model, Engines: gi.engines, Value: r.value}
 	}
 	return rows
+}
+
+// labelMap is a sample's labels as the plain map Builder.InstanceOf reads.
+func labelMap(m model.Metric) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[string(k)] = string(v)
+	}
+	return out
 }

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/prometheus/common/model"
+
 	"github.com/inferops/vllm-datasource/pkg/models"
 	"github.com/inferops/vllm-datasource/pkg/prom"
 	"github.com/inferops/vllm-datasource/pkg/vllm"
@@ -23,6 +25,7 @@ const Lookback = time.Hour
 // Prometheus is what the routes need from the client.
 type Prometheus interface {
 	LabelValues(ctx context.Context, label, selector string, start, end time.Time) ([]string, error)
+	Query(ctx context.Context, expr string, ts time.Time) (model.Vector, []string, error)
 }
 
 // Handler serves the routes for one data source.
@@ -36,7 +39,7 @@ type Handler struct {
 func (h *Handler) Mux() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/models", h.list(func(models.Settings) string { return "model_name" }))
-	mux.HandleFunc("/instances", h.list(func(s models.Settings) string { return s.InstanceLabel }))
+	mux.HandleFunc("/instances", h.instances)
 	mux.HandleFunc("/engines", h.list(func(models.Settings) string { return "engine" }))
 	return mux
 }
@@ -49,9 +52,8 @@ func (h *Handler) list(label func(models.Settings) string) http.HandlerFunc {
 			writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "only GET is allowed"})
 			return
 		}
-		f := models.Filters{Models: nonEmpty(r.URL.Query()["model"]), Instances: nonEmpty(r.URL.Query()["instance"])}
-		sel := vllm.Builder{Prefix: h.Settings.MetricPrefix, InstanceLabel: h.Settings.InstanceLabel,
-			Scope: h.Settings.Selector}.EngineSelector(f)
+		f := filters(r)
+		sel := vllm.ForSettings(h.Settings).EngineSelector(f)
 		now := h.Now()
 		vals, err := h.Prom.LabelValues(r.Context(), label(h.Settings), sel, now.Add(-Lookback), now)
 		if err != nil {
@@ -64,6 +66,39 @@ func (h *Handler) list(label func(models.Settings) string) http.HandlerFunc {
 		}
 		writeJSON(w, http.StatusOK, vals)
 	}
+}
+
+func filters(r *http.Request) models.Filters {
+	return models.Filters{Models: nonEmpty(r.URL.Query()["model"]), Instances: nonEmpty(r.URL.Query()["instance"])}
+}
+
+// instances lists servers: the instance label's values, or, where the
+// identity is several labels (namespace+pod), their values joined by "/".
+func (h *Handler) instances(w http.ResponseWriter, r *http.Request) {
+	b := vllm.ForSettings(h.Settings)
+	if len(b.IdentityLabels()) == 1 {
+		h.list(func(models.Settings) string { return b.IdentityLabels()[0] })(w, r)
+		return
+	}
+	if r.Method != http.MethodGet {
+		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "only GET is allowed"})
+		return
+	}
+	vec, _, err := h.Prom.Query(r.Context(), b.RecentIdentities(filters(r), "1h"), h.Now())
+	if err != nil {
+		writeJSON(w, statusFor(err), map[string]string{"error": err.Error()})
+		return
+	}
+	vals := []string{}
+	for _, s := range vec {
+		ls := make(map[string]string, len(s.Metric))
+		for k, v := range s.Metric {
+			ls[string(k)] = string(v)
+		}
+		vals = append(vals, b.InstanceOf(ls))
+	}
+	sort.Strings(vals)
+	writeJSON(w, http.StatusOK, vals)
 }
 
 func nonEmpty(vs []string) []string {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferops/vllm-datasource/pkg/models"
@@ -20,6 +21,10 @@ type fakeProm struct {
 	label, selector string
 	vals            []string
 	err             error
+}
+
+func (f *fakeProm) Query(context.Context, string, time.Time) (model.Vector, []string, error) {
+	return nil, nil, nil
 }
 
 func (f *fakeProm) LabelValues(_ context.Context, label, selector string, _, _ time.Time) ([]string, error) {

@@ -32,9 +32,15 @@ type engineKey struct{ instance, engine, model string }
 // where the new value is the increase. step is the query step, used to
 // tell consecutive samples from a gap.
 func PreemptionEvents(m prom.Matrix, instanceLabel string, step time.Duration) []Event {
+	return PreemptionEventsBy(m, func(ls map[string]string) string { return ls[instanceLabel] }, step)
+}
+
+// PreemptionEventsBy is PreemptionEvents with the server named by
+// instanceOf (Builder.InstanceOf: namespace/pod on Kubernetes).
+func PreemptionEventsBy(m prom.Matrix, instanceOf func(map[string]string) string, step time.Duration) []Event {
 	counters, kv := map[engineKey]*prom.Series{}, map[engineKey]*prom.Series{}
 	for _, s := range m {
-		k := engineKey{s.Labels[instanceLabel], s.Labels["engine"], s.Labels["model_name"]}
+		k := engineKey{instanceOf(s.Labels), s.Labels["engine"], s.Labels["model_name"]}
 		switch s.Labels[SignalLabel] {
 		case "preemptions":
 			counters[k] = s

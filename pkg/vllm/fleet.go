@@ -43,7 +43,7 @@ func (b Builder) FleetSignals(f models.Filters, window, lookback string) []Signa
 	return []SignalExpr{
 		{FleetSeen, agg("max", el, "last_over_time("+b.union(Running, f, "")+"["+lookback+"])")},
 		{FleetLastSample, agg("max", el, "timestamp("+b.union(Running, f, "")+")")},
-		{FleetUp, agg("min", []string{b.InstanceLabel}, b.ScopedSelector("up"))},
+		{FleetUp, agg("min", b.IdentityLabels(), b.ScopedSelector("up"))},
 		{FleetGeneration, agg("group", append(el, "__name__"), b.markerSelector(f))},
 		{FleetRunning, agg("sum", el, b.union(Running, f, ""))},
 		{FleetWaiting, agg("sum", el, b.union(Waiting, f, ""))},

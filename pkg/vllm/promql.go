@@ -35,6 +35,17 @@ type Builder struct {
 	// Scope is the data source's selector: matchers added to every series
 	// selector this builder writes, so a shared store shows one fleet.
 	Scope []*labels.Matcher
+	// Prefixes, when set, are every accepted prefix (Prefix first): names
+	// are unioned across them (Ray Serve's ray_vllm: and ray_vllm_).
+	Prefixes []string
+	// Identity, when set, are the labels identifying one server
+	// (namespace+pod); InstanceLabel alone otherwise. See identity.go.
+	Identity []string
+	// Exclude matchers go on every engine selector (not on agent or
+	// discovery selectors): they drop non-engine series under vLLM's names.
+	Exclude []*labels.Matcher
+	// Gateway adds the endpoint picker's gauges to the queue (llm-d, KServe).
+	Gateway bool
 }
 
 // quote is the one escaping function for label values: PromQL string
@@ -68,12 +79,15 @@ func (b Builder) matchers(f models.Filters) string {
 		ms = append(ms, matchAny("model_name", f.Models))
 	}
 	if len(f.Instances) > 0 {
-		ms = append(ms, matchAny(b.InstanceLabel, f.Instances))
+		ms = append(ms, b.instanceMatchers(f.Instances)...)
 	}
 	if len(f.Engines) > 0 {
 		ms = append(ms, matchAny("engine", f.Engines))
 	}
 	for _, m := range f.Labels {
+		ms = append(ms, m.String())
+	}
+	for _, m := range b.Exclude {
 		ms = append(ms, m.String())
 	}
 	return strings.Join(ms, ", ")
@@ -97,7 +111,7 @@ func (b Builder) ScopedSelector(name string, extra ...string) string {
 // NameSelector selects every series whose name has the prefix, inside the
 // scope: what detection and health list metric names with.
 func (b Builder) NameSelector() string {
-	ms := append([]string{"__name__=~" + quote(NameMatcherRegex(b.Prefix))}, b.scope()...)
+	ms := append([]string{"__name__=~" + quote(b.NamesRegex())}, b.scope()...)
 	return "{" + strings.Join(ms, ", ") + "}"
 }
 
@@ -115,9 +129,9 @@ func (b Builder) GroupLabels(g models.Grouping) []string {
 	case models.GroupModel:
 		return []string{"model_name"}
 	case models.GroupInstance:
-		return []string{b.InstanceLabel}
+		return b.IdentityLabels()
 	case models.GroupInstanceEngine:
-		return []string{b.InstanceLabel, "engine"}
+		return append(append([]string(nil), b.IdentityLabels()...), "engine")
 	default:
 		return nil
 	}
@@ -135,11 +149,13 @@ func (b Builder) names(key SignalKey) []string {
 	if !ok {
 		panic(fmt.Sprintf("vllm: unknown signal %q", key)) // a typo in our code, caught by tests
 	}
-	all := s.WireNames(b.Prefix)
-	var present []string
-	for _, n := range all {
-		if b.Detected.Has(strings.TrimPrefix(n, b.Prefix)) {
-			present = append(present, n)
+	var all, present []string
+	for _, p := range b.prefixes() {
+		for _, n := range s.WireNames(p) {
+			all = append(all, n)
+			if b.Detected.Has(strings.TrimPrefix(n, p)) {
+				present = append(present, n)
+			}
 		}
 	}
 	if len(present) == 0 {

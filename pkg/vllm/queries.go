@@ -50,7 +50,7 @@ func (b Builder) QueueSignals(g models.Grouping, f models.Filters) []SignalExpr 
 	if b.optional(Swapped) {
 		out = append(out, SignalExpr{"swapped", agg("sum", gl, b.union(Swapped, f, ""))})
 	}
-	return out
+	return append(out, b.GatewaySignals(g)...)
 }
 
 // Queue is the queue's signals as one expression, each tagged with
@@ -101,7 +101,7 @@ func (b Builder) liveWait(gl []string, f models.Filters, window string) string {
 
 // EngineLabels are the labels that identify one engine.
 func (b Builder) EngineLabels() []string {
-	return []string{b.InstanceLabel, "engine", "model_name"}
+	return append(append([]string(nil), b.IdentityLabels()...), "engine", "model_name")
 }
 
 // Preemptions returns each engine's raw preemption counter and its KV-cache

@@ -46,6 +46,16 @@ describe('ConfigEditor', () => {
     expect(next.secureJsonData).toEqual(options.secureJsonData);
   });
 
+  it('writes the stack profile and shows prometheus when none is set', async () => {
+    const { onOptionsChange } = setup({ jsonData: { selector: 'namespace="inference"' } });
+    expect(screen.getByRole('radio', { name: 'Prometheus' })).toBeChecked();
+    await userEvent.click(screen.getByRole('radio', { name: 'production-stack' }));
+    expect(lastChange(onOptionsChange).jsonData).toEqual({
+      selector: 'namespace="inference"',
+      profile: 'production-stack',
+    });
+  });
+
   it('writes the Prometheus URL to url and mirrors it into jsonData.prometheusUrl', () => {
     const { onOptionsChange } = setup();
     fireEvent.change(screen.getByPlaceholderText('http://localhost:9090'), {

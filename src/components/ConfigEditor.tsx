@@ -1,12 +1,12 @@
 import React, { ChangeEvent } from 'react';
 import { DataSourcePluginOptionsEditorProps, DataSourceSettings } from '@grafana/data';
-import { DataSourceHttpSettings, FieldSet } from '@grafana/ui';
+import { DataSourceHttpSettings, FieldSet, InlineField, RadioButtonGroup } from '@grafana/ui';
 
-import { DEFAULT_SETTINGS, VllmDataSourceOptions, VllmSecureJsonData } from '../types';
+import { DEFAULT_SETTINGS, PROFILE_OPTIONS, VllmDataSourceOptions, VllmProfile, VllmSecureJsonData } from '../types';
 import { isValidDuration, isValidLabelName, isValidMetricPrefix, matchersError } from '../validation';
 import { AgentSettings } from './config/AgentSettings';
 import { SaturationSettings } from './config/SaturationSettings';
-import { TextSettingField } from './config/TextSettingField';
+import { LABEL_WIDTH, TextSettingField } from './config/TextSettingField';
 
 type Props = DataSourcePluginOptionsEditorProps<VllmDataSourceOptions, VllmSecureJsonData>;
 type Settings = DataSourceSettings<VllmDataSourceOptions, VllmSecureJsonData>;
@@ -47,6 +47,17 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
       />
 
       <FieldSet label="vLLM">
+        <InlineField
+          label="Stack profile"
+          labelWidth={LABEL_WIDTH}
+          tooltip="How your serving stack labels vLLM's series: the metric prefixes, the labels that identify one server (namespace/pod on Kubernetes) and series to leave out (production-stack's router). Save & test names the stack it sees."
+        >
+          <RadioButtonGroup
+            options={PROFILE_OPTIONS}
+            value={jsonData.profile ?? 'prometheus'}
+            onChange={(profile: VllmProfile) => onOptionsChange({ ...options, jsonData: { ...jsonData, profile } })}
+          />
+        </InlineField>
         <TextSettingField
           label="Scrape interval"
           tooltip="Prometheus' scrape interval for the vLLM targets; used for step and rate windows."
@@ -67,7 +78,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
         />
         <TextSettingField
           label="Instance label"
-          tooltip="Label that identifies one vLLM server, e.g. instance or pod on Kubernetes."
+          tooltip="Label that identifies one vLLM server, e.g. instance. Empty: the profile's (namespace and pod on Kubernetes)."
           id="vllm-instance-label"
           value={jsonData.instanceLabel}
           placeholder={DEFAULT_SETTINGS.instanceLabel}
@@ -78,7 +89,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
         />
         <TextSettingField
           label="Metric prefix"
-          tooltip="Prefix of every vLLM metric: vllm: for vLLM, ray_vllm: behind Ray Serve."
+          tooltip="Prefix of every vLLM metric: vllm: for vLLM, ray_vllm: behind Ray Serve. Empty: the profile's (Ray Serve accepts ray_vllm: and ray_vllm_)."
           id="vllm-metric-prefix"
           value={jsonData.metricPrefix}
           placeholder={DEFAULT_SETTINGS.metricPrefix}

@@ -138,6 +138,7 @@ describe('QueryEditor: query type', () => {
       { format: 'series', source: 'prometheus' },
       ['Group by', 'Instances', 'Source', 'Format', 'Legend', 'Min step'],
     ],
+    ['gpu', { format: 'series', source: 'dcgm' }, ['Group by', 'Instances', 'Source', 'Format', 'Legend', 'Min step']],
   ])('shows only the options %s takes (%j)', (queryType, extra, fields) => {
     setup({ refId: 'A', queryType, ...extra });
     expect(shownFields()).toEqual(fields);

@@ -49,6 +49,14 @@ type Options struct {
 	// Relabel is appended verbatim (YAML, indented for a scrape job) to the
 	// job's relabel_configs, e.g. hashmod sharding.
 	Relabel string
+	// MetricRelabel is appended verbatim (YAML, indented for a scrape job)
+	// as the job's metric_relabel_configs: renames and label changes made
+	// on every scraped series, e.g. to give a simulator a stack's names.
+	MetricRelabel string
+	// ExtraJobs is appended verbatim (YAML list items, indented for
+	// scrape_configs) after the generated jobs: exporters scraped with their
+	// own settings, e.g. honor_labels.
+	ExtraJobs string
 	// Args are extra command-line flags (e.g. --query.timeout=10m).
 	Args []string
 }
@@ -123,6 +131,9 @@ func Config(o Options) string {
 	if o.Relabel != "" {
 		b.WriteString("    relabel_configs:\n" + o.Relabel)
 	}
+	if o.MetricRelabel != "" {
+		b.WriteString("    metric_relabel_configs:\n" + o.MetricRelabel)
+	}
 	if o.TargetsFile != "" {
 		fmt.Fprintf(&b, "    file_sd_configs:\n      - files: [%q]\n        refresh_interval: 1s\n", o.TargetsFile)
 	}
@@ -141,6 +152,7 @@ func Config(o Options) string {
 		b.WriteString("  - job_name: vllm-node-agent\n    static_configs:\n")
 		writeGroups(&b, o.AgentGroups)
 	}
+	b.WriteString(o.ExtraJobs)
 	return b.String()
 }
 
