@@ -28,7 +28,7 @@ const (
 )
 
 // QueryTypes lists every query type in the order the editor shows them.
-var QueryTypes = []QueryType{QueryQueue, QueryWaitTime, QueryPreemptions, QueryTopK, QueryGPU, QueryPromQL}
+var QueryTypes = []QueryType{QueryQueue, QueryWaitTime, QueryPreemptions, QueryTopK, QueryGPU, QueryPromQL, QuerySLO}
 
 // Grouping says which labels series are split by.
 type Grouping string
@@ -105,6 +105,8 @@ type Query struct {
 	// promql options.
 	Expr string
 	Unit string
+	// slo options.
+	SLO SLO
 	// Time and resolution from Grafana.
 	TimeRange     backend.TimeRange
 	Interval      time.Duration
@@ -151,7 +153,7 @@ func ParseQuery(dq backend.DataQuery) (Query, error) {
 		func() error { return validateFilters(q.Filters) },
 		func() (err error) { q.Labels, err = parseQueryMatchers(q.Matchers); return },
 		func() error { return validateTimeRange(dq.TimeRange) },
-		func() error { return q.parseTypeOptions(raw) },
+		func() error { return q.parseTypeOptions(raw, dq.JSON) },
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
@@ -241,8 +243,10 @@ func validateTimeRange(tr backend.TimeRange) error {
 	return nil
 }
 
-func (q *Query) parseTypeOptions(raw rawQuery) error {
+func (q *Query) parseTypeOptions(raw rawQuery, js []byte) error {
 	switch q.Type {
+	case QuerySLO:
+		return q.parseSLO(raw, js)
 	case QueryWaitTime:
 		return q.parseWaitTime(raw)
 	case QueryTopK:

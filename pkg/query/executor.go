@@ -162,6 +162,8 @@ func (p *plan) run(ctx context.Context) (data.Frames, error) {
 		return p.promql(ctx)
 	case models.QueryGPU:
 		return p.gpu(ctx, p.e)
+	case models.QuerySLO:
+		return p.slo(ctx)
 	}
 	return nil, fmt.Errorf("query type %q has no handler", p.q.Type)
 }
