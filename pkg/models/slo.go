@@ -18,6 +18,10 @@ const QuerySLO QueryType = "slo"
 // SLOFamilies are the latency histograms an objective can be set on.
 var SLOFamilies = []string{"ttft", "itl", "e2e", "queue_time"}
 
+// SLOSignals are the series an slo query can return, in order; the
+// burn-rate pairs are the SRE workbook's (long/short window).
+var SLOSignals = []string{"attainment", "error_budget_left", "burn_1h_5m", "burn_6h_30m", "burn_1d_2h", "burn_3d_6h"}
+
 // SLO defaults: a 1 s threshold is a bucket bound of every SLO family, so
 // a new query shows data at once without a snap notice.
 const (
@@ -40,6 +44,9 @@ type SLO struct {
 	// Window is the compliance window as written ("28d"); WindowDuration is it parsed.
 	Window         string
 	WindowDuration time.Duration
+	// Signals limits the answer to some of SLOSignals (an alert rule on
+	// one burn-rate pair); empty means all.
+	Signals []string
 }
 
 // sloRaw is the slo query's own JSON; numbers may arrive as strings from
@@ -48,6 +55,7 @@ type sloRaw struct {
 	Threshold json.RawMessage `json:"threshold"`
 	Target    json.RawMessage `json:"target"`
 	Window    string          `json:"window"`
+	Signals   []string        `json:"signals"`
 }
 
 func (q *Query) parseSLO(raw rawQuery, js []byte) error {
@@ -78,6 +86,12 @@ func (q *Query) parseSLO(raw rawQuery, js []byte) error {
 	if !(q.SLO.Target > 0 && q.SLO.Target < 1) {
 		return invalid("target %v is out of range (0, 1); write 99%% as 0.99", q.SLO.Target)
 	}
+	for _, sig := range r.Signals {
+		if err := oneOf("signals", sig, SLOSignals); err != nil {
+			return err
+		}
+	}
+	q.SLO.Signals = r.Signals
 	return q.parseSLOWindow(r.Window)
 }
 

@@ -41,6 +41,9 @@ func TestParseSLO(t *testing.T) {
 		{name: "bad window", js: `{"queryType":"slo","window":"a month"}`, wantErr: `window "a month" is not a Prometheus duration`},
 		{name: "window too short", js: `{"queryType":"slo","window":"5m"}`, wantErr: "window 5m is out of range; allowed: 1h to 366d"},
 		{name: "window too long", js: `{"queryType":"slo","window":"2y"}`, wantErr: "window 2y is out of range"},
+		{name: "one burn pair for an alert rule", js: `{"queryType":"slo","signals":["burn_1h_5m"]}`, group: GroupModel,
+			want: SLO{Family: "ttft", Threshold: 1, Target: 0.99, Window: "28d", WindowDuration: 28 * 24 * time.Hour, Signals: []string{"burn_1h_5m"}}},
+		{name: "unknown signal", js: `{"queryType":"slo","signals":["burn_2h"]}`, wantErr: `signals "burn_2h" is unknown; allowed: attainment, error_budget_left, burn_1h_5m`},
 		{name: "variable left in alerting", js: `{"queryType":"slo","target":"$target"}`, wantErr: `target "$target" is not a number`},
 	}
 	for _, tt := range tests {
@@ -72,7 +75,7 @@ func FuzzParseSLO(f *testing.F) {
 		`{"queryType":"slo"}`, `{"queryType":"slo","threshold":"1e-400"}`, `{"queryType":"slo","threshold":-0}`,
 		`{"queryType":"slo","target":"0.99999999999999999"}`, `{"queryType":"slo","target":"Inf"}`,
 		`{"queryType":"slo","window":"0s"}`, `{"queryType":"slo","window":"9999999999999y"}`, `{"queryType":"slo","window":"1h30m"}`,
-		`{"queryType":"slo","family":"ttft\u0000"}`, `{"queryType":"slo","threshold":[1]}`, `{"queryType":"slo","grouping":"instance_engine"}`,
+		`{"queryType":"slo","family":"ttft\u0000"}`, `{"queryType":"slo","threshold":[1]}`, `{"queryType":"slo","grouping":"instance_engine"}`, `{"queryType":"slo","signals":["attainment",""]}`,
 	} {
 		f.Add(s)
 	}
@@ -96,6 +99,11 @@ func FuzzParseSLO(f *testing.F) {
 		}
 		if s.WindowDuration < MinSLOWindow || s.WindowDuration > MaxSLOWindow || s.Window == "" {
 			t.Fatalf("accepted window %q (%s)", s.Window, s.WindowDuration)
+		}
+		for _, sig := range s.Signals {
+			if oneOf("signals", sig, SLOSignals) != nil {
+				t.Fatalf("accepted signal %q", sig)
+			}
 		}
 		if err := oneOf("family", s.Family, SLOFamilies); err != nil {
 			t.Fatalf("accepted family %q", s.Family)

@@ -9,6 +9,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/inferops/vllm-datasource/pkg/frames"
+	"github.com/inferops/vllm-datasource/pkg/models"
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
@@ -22,7 +23,7 @@ func (p *plan) slo(ctx context.Context) (data.Frames, error) {
 	key := vllm.SLOFamilies[p.q.SLO.Family]
 	bound, snapped := vllm.SnapBound(key, p.q.SLO.Threshold)
 	o := vllm.Objective{Key: key, Bound: bound, Target: p.q.SLO.Target, Window: p.q.SLO.Window}
-	sigs := p.b.SLOSignals(o, p.q.Grouping, p.q.Filters)
+	sigs := pick(p.b.SLOSignals(o, p.q.Grouping, p.q.Filters), p.q.SLO.Signals)
 	m, warn, err := p.signals(ctx, sigs)
 	if err != nil {
 		return nil, err
@@ -35,11 +36,29 @@ func (p *plan) slo(ctx context.Context) (data.Frames, error) {
 	if snapped {
 		notices = append(notices, snapNotice(p.q.SLO.Family, key, p.q.SLO.Threshold, bound, p.b.Prefix))
 	}
-	notices = append(notices, p.signalNotices(ctx, tagsOf(m), []need{{key: key, tags: []string{"attainment"},
+	notices = append(notices, p.signalNotices(ctx, tagsOf(m), []need{{key: key, tags: models.SLOSignals,
 		without: "no attainment or burn rate can be computed"}}, key)...)
 	return frames.TimeSeries(m, frames.SeriesOptions{Units: sloUnits, Unit: string(vllm.UnitNone), Legend: p.q.Legend,
 		GroupLabels: p.b.GroupLabels(p.q.Grouping), Executed: frames.Executed(strings.Join(exprs, "\n"), p.iv.Step),
 		Notices: notices}), nil
+}
+
+// pick keeps the signals named in want, all when want is empty.
+func pick(sigs []vllm.SignalExpr, want []string) []vllm.SignalExpr {
+	if len(want) == 0 {
+		return sigs
+	}
+	keep := map[string]bool{}
+	for _, w := range want {
+		keep[w] = true
+	}
+	var out []vllm.SignalExpr
+	for _, s := range sigs {
+		if keep[s.Name] {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // snapNotice says the threshold was moved onto a bucket bound, and which

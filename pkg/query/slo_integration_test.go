@@ -85,6 +85,15 @@ func checkSLOTruth(t *testing.T, env *fleettest.Env, srv *promtest.Server) {
 		require.Contains(t, text, "0.001, 0.005, 0.01")
 		require.Contains(t, r.Frames[0].Meta.ExecutedQueryString, `le=~"0\\.75"`)
 	})
+	t.Run("signals picks one burn pair for an alert rule", func(t *testing.T) {
+		r := run(t, e, dq("S", `{"queryType":"slo","grouping":"instance","signals":["burn_1h_5m"]}`, to.Add(-10*time.Second), to)).Responses["S"]
+		require.NoError(t, r.Error)
+		require.Len(t, r.Frames, len(env.Endpoints))
+		for _, f := range r.Frames {
+			require.Equal(t, "burn_1h_5m", f.Fields[1].Labels["signal"])
+		}
+		require.Equal(t, 1, strings.Count(r.Frames[0].Meta.ExecutedQueryString, "\n"), "one expression, then the step: %s", r.Frames[0].Meta.ExecutedQueryString)
+	})
 }
 
 // medianBound is the bucket bound nearest the median latency of all logged

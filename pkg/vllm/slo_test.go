@@ -107,3 +107,13 @@ func TestSLOSignalsParse(t *testing.T) {
 		require.Contains(t, sigs[2].Expr, "[5m]")
 	}
 }
+
+// TestSLOSignalNames: the names the query model accepts are the names the
+// builder writes, in the same order.
+func TestSLOSignalNames(t *testing.T) {
+	var names []string
+	for _, s := range (Builder{Prefix: "vllm:", InstanceLabel: "instance"}).SLOSignals(Objective{Key: TTFT, Bound: 1, Target: 0.99, Window: "28d"}, models.GroupModel, models.Filters{}) {
+		names = append(names, s.Name)
+	}
+	require.Equal(t, models.SLOSignals, names)
+}
