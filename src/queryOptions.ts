@@ -33,6 +33,7 @@ export const QUERY_TYPE_OPTIONS: Array<ComboboxOption<VllmQueryType>> = [
   { value: 'topk', label: 'Top-k', description: 'The k busiest servers or engines' },
   { value: 'gpu', label: 'GPU', description: 'GPU memory, utilisation and power, joined to the vLLM engine on it' },
   { value: 'promql', label: 'PromQL', description: 'Raw PromQL, for panels no vLLM query type covers' },
+  { value: 'slo', label: 'SLO', description: 'Latency objective: attainment, error budget, burn rates' },
 ];
 
 export const GROUPING_OPTIONS: Array<{ value: VllmGrouping; label: string; description?: string }> = [

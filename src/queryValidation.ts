@@ -16,6 +16,7 @@ import {
   groupingOptionsFor,
   hasVariable,
 } from './queryOptions';
+import { sloErrors } from './sloOptions';
 import { VllmQuery } from './types';
 import { matchersError } from './validation';
 
@@ -35,7 +36,11 @@ export type QueryErrors = Partial<
     | 'source'
     | 'interval'
     | 'matchers'
-    | 'expr',
+    | 'expr'
+    | 'threshold'
+    | 'target'
+    | 'window'
+    | 'signals',
     string
   >
 >;
@@ -181,6 +186,9 @@ export function validateQuery(query: VllmQuery): QueryErrors {
   if (type === 'gpu') {
     set('source', choiceError('source', query.source, GPU_SOURCE_OPTIONS));
     set('format', choiceError('format', query.format, GPU_FORMAT_OPTIONS));
+  }
+  if (type === 'slo') {
+    Object.assign(errors, sloErrors(query));
   }
   if (type === 'promql' && !query.expr?.trim()) {
     set('expr', 'Enter a PromQL expression');

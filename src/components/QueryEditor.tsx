@@ -11,6 +11,7 @@ import { FilterFields, FilterKey } from './query/FilterFields';
 import { GpuOptions } from './query/GpuOptions';
 import { PreemptionOptions } from './query/PreemptionOptions';
 import { PromQLOptions } from './query/PromQLOptions';
+import { SloOptions } from './query/SloOptions';
 import { TopKOptions } from './query/TopKOptions';
 import { WaitTimeOptions } from './query/WaitTimeOptions';
 
@@ -105,7 +106,7 @@ export function QueryEditor({ query: rawQuery, datasource, onChange, onRunQuery,
           <InlineField label="Group by" labelWidth={12} invalid={Boolean(errors.grouping)} error={errors.grouping}>
             <RadioButtonGroup<VllmGrouping>
               options={groupingOptionsFor(queryType)}
-              value={query.grouping ?? DEFAULT_QUERY.grouping}
+              value={query.grouping ?? (queryType === 'slo' ? 'model' : DEFAULT_QUERY.grouping)}
               onChange={(grouping) => change({ grouping })}
             />
           </InlineField>
@@ -124,6 +125,7 @@ export function QueryEditor({ query: rawQuery, datasource, onChange, onRunQuery,
       {queryType === 'waitTime' && <WaitTimeOptions {...common} />}
       {queryType === 'topk' && <TopKOptions {...common} />}
       {queryType === 'gpu' && <GpuOptions {...common} />}
+      {queryType === 'slo' && <SloOptions {...common} />}
       <CommonOptions
         {...common}
         showLegend={series}
