@@ -25,8 +25,8 @@ apt_install() {
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
-step "system packages (prometheus, promtool, victoria-metrics)"
-apt_install prometheus victoria-metrics
+step "system packages (prometheus, promtool, victoria-metrics, node exporter)"
+apt_install prometheus victoria-metrics prometheus-node-exporter
 
 step "go modules"
 go mod download

@@ -28,7 +28,7 @@ const (
 )
 
 // QueryTypes lists every query type in the order the editor shows them.
-var QueryTypes = []QueryType{QueryQueue, QueryWaitTime, QueryPreemptions, QueryTopK, QueryGPU, QueryPromQL, QuerySLO}
+var QueryTypes = []QueryType{QueryQueue, QueryWaitTime, QueryPreemptions, QueryTopK, QueryGPU, QueryPromQL, QuerySLO, QueryHost}
 
 // Grouping says which labels series are split by.
 type Grouping string
@@ -247,6 +247,8 @@ func (q *Query) parseTypeOptions(raw rawQuery, js []byte) error {
 	switch q.Type {
 	case QuerySLO:
 		return q.parseSLO(raw, js)
+	case QueryHost:
+		return q.parseHost(raw)
 	case QueryWaitTime:
 		return q.parseWaitTime(raw)
 	case QueryTopK:

@@ -164,6 +164,8 @@ func (p *plan) run(ctx context.Context) (data.Frames, error) {
 		return p.gpu(ctx, p.e)
 	case models.QuerySLO:
 		return p.slo(ctx)
+	case models.QueryHost:
+		return p.host(ctx)
 	}
 	return nil, fmt.Errorf("query type %q has no handler", p.q.Type)
 }

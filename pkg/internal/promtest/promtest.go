@@ -43,6 +43,8 @@ type Options struct {
 	Groups []Group
 	// AgentGroups are static target groups of the job "vllm-node-agent".
 	AgentGroups []Group
+	// NodeTargets are node exporters (host:port) scraped by the job "node".
+	NodeTargets []string
 	// ExternalLabels are Prometheus' global external labels (Thanos
 	// sidecars require them).
 	ExternalLabels map[string]string
@@ -140,6 +142,9 @@ func Config(o Options) string {
 	if len(o.AgentGroups) > 0 {
 		b.WriteString("  - job_name: vllm-node-agent\n    static_configs:\n")
 		writeGroups(&b, o.AgentGroups)
+	}
+	if len(o.NodeTargets) > 0 {
+		fmt.Fprintf(&b, "  - job_name: node\n    static_configs:\n      - targets: [%s]\n", quoteAll(o.NodeTargets))
 	}
 	return b.String()
 }
