@@ -34,6 +34,7 @@ export const QUERY_TYPE_OPTIONS: Array<ComboboxOption<VllmQueryType>> = [
   { value: 'gpu', label: 'GPU', description: 'GPU memory, utilisation and power, joined to the vLLM engine on it' },
   { value: 'promql', label: 'PromQL', description: 'Raw PromQL, for panels no vLLM query type covers' },
   { value: 'slo', label: 'SLO', description: 'Latency objective: attainment, error budget, burn rates' },
+  { value: 'host', label: 'Host', description: 'CPU, memory, network and disk of the host under each instance' },
 ];
 
 export const GROUPING_OPTIONS: Array<{ value: VllmGrouping; label: string; description?: string }> = [
@@ -46,8 +47,11 @@ export const GROUPING_OPTIONS: Array<{ value: VllmGrouping; label: string; descr
 /** Top-k ranks servers or engines, so the backend only accepts those groupings for it (parseGrouping). */
 const TOPK_GROUPINGS: VllmGrouping[] = ['instance', 'instance_engine'];
 
-/** The groupings the backend accepts for a query type (pkg/models/query.go parseGrouping). */
+/** The groupings the backend accepts for a query type (pkg/models/query.go parseGrouping, pkg/models/host.go). */
 export function groupingOptionsFor(queryType: VllmQueryType) {
+  if (queryType === 'host') {
+    return GROUPING_OPTIONS.filter((o) => o.value === 'instance');
+  }
   return queryType === 'topk' ? GROUPING_OPTIONS.filter((o) => TOPK_GROUPINGS.includes(o.value)) : GROUPING_OPTIONS;
 }
 

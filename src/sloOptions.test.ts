@@ -65,3 +65,11 @@ describe('snapping (pkg/vllm/slo.go SnapBound)', () => {
     expect(snapHint(slo({ family: '$fam' as never, threshold: 0.7 }))).toBeUndefined();
   });
 });
+
+describe('host (pkg/models/host.go parseHost)', () => {
+  it('accepts the default query and only the instance grouping', () => {
+    expect(validateQuery({ refId: 'A', queryType: 'host' })).toEqual({});
+    expect(validateQuery({ refId: 'A', queryType: 'host', grouping: 'instance' })).toEqual({});
+    expect(validateQuery({ refId: 'A', queryType: 'host', grouping: 'model' }).grouping).toMatch(/not available/);
+  });
+});

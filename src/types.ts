@@ -5,7 +5,7 @@ import { DataQuery } from '@grafana/schema';
  * What a query asks the backend for. The backend (pkg/) turns each kind into PromQL over the vLLM metrics,
  * so the frontend only carries intent; `promql` is the escape hatch for panels no vLLM query type covers.
  */
-export type VllmQueryType = 'queue' | 'waitTime' | 'preemptions' | 'topk' | 'gpu' | 'promql' | 'slo';
+export type VllmQueryType = 'queue' | 'waitTime' | 'preemptions' | 'topk' | 'gpu' | 'promql' | 'slo' | 'host';
 
 /**
  * How series are grouped:

@@ -76,6 +76,22 @@ describe('QueryEditor: slo', () => {
   });
 });
 
+describe('QueryEditor: host', () => {
+  it('is offered as a query type, grouped by instance only, and runs at once', async () => {
+    const query: VllmQuery = { refId: 'A', queryType: 'queue', instances: ['gpu-a:8000'] };
+    const { onChange, onRunQuery } = setup(query);
+    await pickOne('Query', 'Host');
+    expect(onChange).toHaveBeenCalledWith({ ...query, queryType: 'host' });
+    expect(onRunQuery).toHaveBeenCalledTimes(1);
+  });
+
+  it('shows only the instance grouping', () => {
+    setup({ refId: 'A', queryType: 'host' });
+    expect(screen.getByRole('radio', { name: 'Instance' })).toBeChecked();
+    expect(screen.queryByRole('radio', { name: 'Model' })).toBeNull();
+  });
+});
+
 describe('applyTemplateVariables: slo', () => {
   it('resolves threshold, target and window, and numbers become numbers', () => {
     const { ds } = setup(base);
