@@ -83,6 +83,7 @@ bash scripts/bench.sh --short
 
 step "fuzz (a few seconds each, seed corpus of nasty cases)"
 go test -run '^$' -fuzz '^FuzzParseQuery$' -fuzztime 5s ./pkg/models/
+go test -run '^$' -fuzz '^FuzzParseSLO$' -fuzztime 5s ./pkg/models/
 go test -run '^$' -fuzz '^FuzzBuilders$' -fuzztime 5s ./pkg/vllm/
 go test -run '^$' -fuzz '^FuzzCompute$' -fuzztime 5s ./pkg/interval/
 
