@@ -26,6 +26,19 @@ go build -o "$work/vllm-sim" ./cmd/vllm-sim
 cp -r deploy/prometheus/prometheus.yml deploy/prometheus/rules "$work/prometheus/"
 until [ -s "$work/prometheus/targets/vllm.json" ]; do sleep 0.2; done
 
+# The host under the fleet: Debian's node exporter, scraped as 127.0.0.1 like
+# the simulated instances, so the host query joins it to them.
+NODE_PORT=${NODE_PORT:-9100}
+if command -v prometheus-node-exporter >/dev/null; then
+	echo "==> starting prometheus-node-exporter on 127.0.0.1:$NODE_PORT"
+	prometheus-node-exporter --web.listen-address="127.0.0.1:$NODE_PORT" --collector.disable-defaults \
+		--collector.cpu --collector.meminfo --collector.netdev --collector.diskstats --collector.loadavg --collector.pressure &
+	echo "[{\"targets\": [\"127.0.0.1:$NODE_PORT\"]}]" >"$work/prometheus/targets/node.json"
+else
+	echo "prometheus-node-exporter is not installed (apt-get install prometheus-node-exporter): host panels stay empty" >&2
+	echo "[]" >"$work/prometheus/targets/node.json"
+fi
+
 echo "==> starting Prometheus on 127.0.0.1:$PROM_PORT"
 prometheus --config.file="$work/prometheus/prometheus.yml" --storage.tsdb.path="$work/data" \
 	--web.listen-address="127.0.0.1:$PROM_PORT" --log.level=warn &

@@ -25,8 +25,8 @@ apt_install() {
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
-step "system packages (prometheus, promtool, victoria-metrics)"
-apt_install prometheus victoria-metrics
+step "system packages (prometheus, promtool, victoria-metrics, node exporter)"
+apt_install prometheus victoria-metrics prometheus-node-exporter
 
 step "go modules"
 go mod download
@@ -83,6 +83,7 @@ bash scripts/bench.sh --short
 
 step "fuzz (a few seconds each, seed corpus of nasty cases)"
 go test -run '^$' -fuzz '^FuzzParseQuery$' -fuzztime 5s ./pkg/models/
+go test -run '^$' -fuzz '^FuzzParseSLO$' -fuzztime 5s ./pkg/models/
 go test -run '^$' -fuzz '^FuzzBuilders$' -fuzztime 5s ./pkg/vllm/
 go test -run '^$' -fuzz '^FuzzCompute$' -fuzztime 5s ./pkg/interval/
 

@@ -47,6 +47,10 @@ export class DataSource extends DataSourceWithBackend<VllmQuery, VllmDataSourceO
       rankBy: replace(query.rankBy) as VllmQuery['rankBy'],
       aggregation: replace(query.aggregation) as VllmQuery['aggregation'],
       k: typeof query.k === 'string' ? toNumberIfNumeric(replace(query.k) ?? '') : query.k,
+      threshold:
+        typeof query.threshold === 'string' ? toNumberIfNumeric(replace(query.threshold) ?? '') : query.threshold,
+      target: typeof query.target === 'string' ? toNumberIfNumeric(replace(query.target) ?? '') : query.target,
+      window: replace(query.window),
       quantiles: query.quantiles?.flatMap((q) =>
         typeof q === 'number' ? [q] : expandEntry(q, scopedVars).map(toNumberIfNumeric)
       ),

@@ -39,6 +39,8 @@ export const QUERY_TYPE_OPTIONS: Array<ComboboxOption<VllmQueryType>> = [
     label: 'Saturation',
     description: 'A verdict per instance (queueing, KV-bound, …) with its evidence',
   },
+  { value: 'slo', label: 'SLO', description: 'Latency objective: attainment, error budget, burn rates' },
+  { value: 'host', label: 'Host', description: 'CPU, memory, network and disk of the host under each instance' },
   { value: 'promql', label: 'PromQL', description: 'Raw PromQL, for panels no vLLM query type covers' },
 ];
 
@@ -52,11 +54,14 @@ export const GROUPING_OPTIONS: Array<{ value: VllmGrouping; label: string; descr
 /** Top-k ranks servers or engines, so the backend only accepts those groupings for it (parseGrouping). */
 const TOPK_GROUPINGS: VllmGrouping[] = ['instance', 'instance_engine'];
 
-/** The groupings the backend accepts for a query type (pkg/models/query.go parseGrouping). */
+/** The groupings the backend accepts for a query type (pkg/models/query.go parseGrouping, pkg/models/host.go). */
 export function groupingOptionsFor(queryType: VllmQueryType) {
   if (queryType === 'fleet') {
     // Always one row per engine.
     return GROUPING_OPTIONS.filter((o) => o.value === 'instance_engine');
+  }
+  if (queryType === 'host') {
+    return GROUPING_OPTIONS.filter((o) => o.value === 'instance');
   }
   return queryType === 'topk' || queryType === 'saturation'
     ? GROUPING_OPTIONS.filter((o) => TOPK_GROUPINGS.includes(o.value))

@@ -18,6 +18,7 @@ import {
   groupingOptionsFor,
   hasVariable,
 } from './queryOptions';
+import { sloErrors } from './sloOptions';
 import { VllmQuery } from './types';
 import { matchersError } from './validation';
 
@@ -37,7 +38,11 @@ export type QueryErrors = Partial<
     | 'source'
     | 'interval'
     | 'matchers'
-    | 'expr',
+    | 'expr'
+    | 'threshold'
+    | 'target'
+    | 'window'
+    | 'signals',
     string
   >
 >;
@@ -189,6 +194,9 @@ export function validateQuery(query: VllmQuery): QueryErrors {
   }
   if (type === 'fleet') {
     set('format', choiceError('format (the fleet is a table)', query.format, FLEET_FORMAT_OPTIONS));
+  }
+  if (type === 'slo') {
+    Object.assign(errors, sloErrors(query));
   }
   if (type === 'promql' && !query.expr?.trim()) {
     set('expr', 'Enter a PromQL expression');

@@ -5,7 +5,17 @@ import { DataQuery } from '@grafana/schema';
  * What a query asks the backend for. The backend (pkg/) turns each kind into PromQL over the vLLM metrics,
  * so the frontend only carries intent; `promql` is the escape hatch for panels no vLLM query type covers.
  */
-export type VllmQueryType = 'queue' | 'waitTime' | 'preemptions' | 'topk' | 'gpu' | 'fleet' | 'saturation' | 'promql';
+export type VllmQueryType =
+  | 'queue'
+  | 'waitTime'
+  | 'preemptions'
+  | 'topk'
+  | 'gpu'
+  | 'fleet'
+  | 'saturation'
+  | 'slo'
+  | 'host'
+  | 'promql';
 
 /**
  * How series are grouped:
@@ -71,7 +81,7 @@ export interface VllmQuery extends DataQuery {
    * may be a string only while it holds a dashboard variable ("$q"), which applyTemplateVariables turns into numbers.
    */
   quantiles?: Array<number | string>;
-  /** Wait time: which latency histogram. */
+  /** Wait time: which latency histogram. SLO: the objective's histogram, one of VllmSloFamily. */
   family?: VllmWaitFamily | VariableRef;
   /** Wait time: add the wait of requests still queued (Little's law) instead of only finished ones. */
   live?: boolean;
@@ -97,7 +107,23 @@ export interface VllmQuery extends DataQuery {
   expr?: string;
   /** PromQL: Grafana unit of the result, e.g. reqps or short. */
   unit?: string;
+  /**
+   * SLO (pkg/models/slo.go): the latency threshold in seconds (snapped by the backend to the nearest bucket bound, with
+   * a notice), the target share in (0, 1) and the compliance window ("28d"). Numbers may be strings holding a variable.
+   */
+  threshold?: number | string;
+  target?: number | string;
+  window?: string;
+  /** SLO: return only these signals (e.g. one burn-rate pair for an alert rule); absent returns all. */
+  signals?: VllmSloSignal[];
 }
+
+/** Latency histograms an SLO can be set on (pkg/models/slo.go SLOFamilies); the backend defaults to ttft. */
+export type VllmSloFamily = 'ttft' | 'itl' | 'e2e' | 'queue_time';
+
+/** The series an slo query returns (pkg/models/slo.go SLOSignals). */
+export type VllmSloSignal =
+  'attainment' | 'error_budget_left' | 'burn_1h_5m' | 'burn_6h_30m' | 'burn_1d_2h' | 'burn_3d_6h';
 
 /** What a new query starts with (see DataSource.getDefaultQuery). */
 export const DEFAULT_QUERY: Partial<VllmQuery> = {

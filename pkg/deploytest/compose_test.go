@@ -326,9 +326,10 @@ func TestComposePrometheusConfigInStep(t *testing.T) {
 	require.Equal(t, []string{"rules/*.rules.yml"}, demo.RuleFiles)
 	require.Equal(t, demo.RuleFiles, compose.RuleFiles)
 	require.Equal(t, demo.jobNames(), compose.jobNames())
-	require.Equal(t, []string{"vllm", "vllm-node-agent"}, demo.jobNames())
+	require.Equal(t, []string{"vllm", "vllm-node-agent", "node"}, demo.jobNames())
 	require.Equal(t, []string{"targets/vllm.json"}, demo.job(t, "vllm").fileSDFiles())
 	require.Equal(t, []string{"targets/agents.json"}, demo.job(t, "vllm-node-agent").fileSDFiles())
+	require.Equal(t, []string{"targets/node.json"}, demo.job(t, "node").fileSDFiles())
 }
 
 // promConfig is the part of a Prometheus config these tests compare.

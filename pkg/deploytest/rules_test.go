@@ -19,8 +19,8 @@ const (
 const sampleTargets = `[{"targets": ["127.0.0.1:8000", "127.0.0.1:8001"]}]`
 
 // promConfigDir copies deploy/prometheus into a temporary folder and adds
-// the targets folder that vllm-sim (targets/vllm.json) and the node agents
-// (targets/agents.json) fill at run time, so that promtool sees the config
+// the targets folder that vllm-sim (targets/vllm.json), the node agents
+// (targets/agents.json) and the demo's node exporter (targets/node.json) fill at run time, so that promtool sees the config
 // exactly as Prometheus does in the demo.
 func promConfigDir(t *testing.T) string {
 	t.Helper()
@@ -28,6 +28,7 @@ func promConfigDir(t *testing.T) string {
 	copyTree(t, repoPath(t, "deploy/prometheus"), dir)
 	writeFile(t, filepath.Join(dir, "targets", "vllm.json"), sampleTargets)
 	writeFile(t, filepath.Join(dir, "targets", "agents.json"), `[{"targets": ["127.0.0.1:9400"]}]`)
+	writeFile(t, filepath.Join(dir, "targets", "node.json"), `[{"targets": ["127.0.0.1:9100"]}]`)
 	return dir
 }
 

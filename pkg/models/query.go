@@ -32,7 +32,7 @@ const (
 )
 
 // QueryTypes lists every query type in the order the editor shows them.
-var QueryTypes = []QueryType{QueryQueue, QueryWaitTime, QueryPreemptions, QueryTopK, QueryGPU, QueryFleet, QuerySaturation, QueryPromQL}
+var QueryTypes = []QueryType{QueryQueue, QueryWaitTime, QueryPreemptions, QueryTopK, QueryGPU, QueryFleet, QuerySaturation, QuerySLO, QueryHost, QueryPromQL}
 
 // Grouping says which labels series are split by.
 type Grouping string
@@ -110,6 +110,8 @@ type Query struct {
 	// promql options.
 	Expr string
 	Unit string
+	// slo options.
+	SLO SLO
 	// Time and resolution from Grafana.
 	TimeRange     backend.TimeRange
 	Interval      time.Duration
@@ -156,7 +158,7 @@ func ParseQuery(dq backend.DataQuery) (Query, error) {
 		func() error { return validateFilters(q.Filters) },
 		func() (err error) { q.Labels, err = parseQueryMatchers(q.Matchers); return },
 		func() error { return validateTimeRange(dq.TimeRange) },
-		func() error { return q.parseTypeOptions(raw) },
+		func() error { return q.parseTypeOptions(raw, dq.JSON) },
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
@@ -249,8 +251,12 @@ func validateTimeRange(tr backend.TimeRange) error {
 	return nil
 }
 
-func (q *Query) parseTypeOptions(raw rawQuery) error {
+func (q *Query) parseTypeOptions(raw rawQuery, js []byte) error {
 	switch q.Type {
+	case QuerySLO:
+		return q.parseSLO(raw, js)
+	case QueryHost:
+		return q.parseHost(raw)
 	case QueryWaitTime:
 		return q.parseWaitTime(raw)
 	case QueryTopK:

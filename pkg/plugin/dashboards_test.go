@@ -218,6 +218,9 @@ func demoFleet(t *testing.T, kind promtest.Kind) (string, []string) {
 	cmd := exec.Command(sim, args...)
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	// The node exporter under the fleet, as scripts/demo.sh starts it: the host panels need it.
+	node := promtest.StartNodeExporter(t)
+	require.NoError(t, os.WriteFile(filepath.Join(promDir, "targets", "node.json"), []byte(`[{"targets": ["`+node+`"]}]`), 0o644))
 	srv := promtest.Start(t, promtest.Options{Backend: kind, ConfigFile: filepath.Join(promDir, "prometheus.yml")})
 	srv.WaitForSeries(t, `count_over_time(vllm:num_requests_running[5m]) >= 7`, 8, 90*time.Second)
 	return srv.URL, targetAddrs(t, filepath.Join(promDir, "targets", "vllm.json"))

@@ -165,6 +165,10 @@ func (p *plan) run(ctx context.Context) (data.Frames, error) {
 		return p.fleet(ctx)
 	case models.QuerySaturation:
 		return p.saturation(ctx)
+	case models.QuerySLO:
+		return p.slo(ctx)
+	case models.QueryHost:
+		return p.host(ctx)
 	}
 	return nil, fmt.Errorf("query type %q has no handler", p.q.Type)
 }

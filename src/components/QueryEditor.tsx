@@ -12,6 +12,7 @@ import { GpuOptions } from './query/GpuOptions';
 import { PreemptionOptions } from './query/PreemptionOptions';
 import { PromQLOptions } from './query/PromQLOptions';
 import { SaturationOptions } from './query/SaturationOptions';
+import { SloOptions } from './query/SloOptions';
 import { TopKOptions } from './query/TopKOptions';
 import { WaitTimeOptions } from './query/WaitTimeOptions';
 
@@ -108,7 +109,7 @@ export function QueryEditor({ query: rawQuery, datasource, onChange, onRunQuery,
           <InlineField label="Group by" labelWidth={12} invalid={Boolean(errors.grouping)} error={errors.grouping}>
             <RadioButtonGroup<VllmGrouping>
               options={groupingOptionsFor(queryType)}
-              value={query.grouping ?? DEFAULT_QUERY.grouping}
+              value={query.grouping ?? (queryType === 'slo' ? 'model' : DEFAULT_QUERY.grouping)}
               onChange={(grouping) => change({ grouping })}
             />
           </InlineField>
@@ -128,6 +129,7 @@ export function QueryEditor({ query: rawQuery, datasource, onChange, onRunQuery,
       {queryType === 'topk' && <TopKOptions {...common} />}
       {queryType === 'gpu' && <GpuOptions {...common} />}
       {queryType === 'saturation' && <SaturationOptions {...common} />}
+      {queryType === 'slo' && <SloOptions {...common} />}
       <CommonOptions
         {...common}
         showLegend={series}

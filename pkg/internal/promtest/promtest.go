@@ -43,6 +43,8 @@ type Options struct {
 	Groups []Group
 	// AgentGroups are static target groups of the job "vllm-node-agent".
 	AgentGroups []Group
+	// NodeTargets are node exporters (host:port) scraped by the job "node".
+	NodeTargets []string
 	// ExternalLabels are Prometheus' global external labels (Thanos
 	// sidecars require them).
 	ExternalLabels map[string]string
@@ -153,6 +155,9 @@ func Config(o Options) string {
 		writeGroups(&b, o.AgentGroups)
 	}
 	b.WriteString(o.ExtraJobs)
+	if len(o.NodeTargets) > 0 {
+		fmt.Fprintf(&b, "  - job_name: node\n    static_configs:\n      - targets: [%s]\n", quoteAll(o.NodeTargets))
+	}
 	return b.String()
 }
 

@@ -1,0 +1,139 @@
+package vllm
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/prometheus/prometheus/model/labels"
+
+	"github.com/inferops/vllm-datasource/pkg/models"
+)
+
+// SLOFamilies maps the slo query's families to catalogue signals.
+var SLOFamilies = map[string]SignalKey{"ttft": TTFT, "itl": ITL, "e2e": E2E, "queue_time": QueueTime}
+
+// LatencyBuckets are the finite upper bounds vLLM's latency histograms
+// have, the newest lists (vLLM ≥ 0.8.4, both generations; older releases
+// have a prefix of each list). The test checks them against the reference
+// table in testdata. An objective's threshold must be one of them: a
+// histogram cannot tell how many requests fell under any other value.
+var LatencyBuckets = map[SignalKey][]float64{
+	TTFT: {0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5,
+		10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0},
+	ITL: {0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
+		20.0, 40.0, 80.0},
+	QueueTime: requestLatencyBuckets,
+	E2E:       requestLatencyBuckets,
+}
+
+var requestLatencyBuckets = []float64{0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0,
+	60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0}
+
+// SnapBound returns the bucket bound of key nearest to threshold (the
+// lower one on a tie: the stricter objective) and whether it differs.
+func SnapBound(key SignalKey, threshold float64) (float64, bool) {
+	bounds := LatencyBuckets[key]
+	best := bounds[0]
+	for _, b := range bounds[1:] {
+		if math.Abs(b-threshold) < math.Abs(best-threshold) {
+			best = b
+		}
+	}
+	return best, best != threshold
+}
+
+// BoundsText lists the bounds of key for notices: "0.001, 0.005, …".
+func BoundsText(key SignalKey) string {
+	parts := make([]string, len(LatencyBuckets[key]))
+	for i, b := range LatencyBuckets[key] {
+		parts[i] = strconv.FormatFloat(b, 'f', -1, 64)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// LeForms are the ways an le label can spell bound: "1" as Go clients and
+// Prometheus 2 keep it, "1.0" as Python's prometheus_client (vLLM) writes
+// it and Prometheus 3 rewrites every le on ingestion. A matcher on le must
+// accept both, or an upgrade silently empties it.
+func LeForms(bound float64) []string {
+	short := strconv.FormatFloat(bound, 'f', -1, 64)
+	if strings.ContainsAny(short, ".eE") {
+		return []string{short}
+	}
+	return []string{short, short + ".0"}
+}
+
+// leMatcher matches the le label of bound in any of its spellings.
+func leMatcher(bound float64) *labels.Matcher {
+	forms := LeForms(bound)
+	for i, f := range forms {
+		forms[i] = regexp.QuoteMeta(f)
+	}
+	return labels.MustNewMatcher(labels.MatchRegexp, "le", strings.Join(forms, "|"))
+}
+
+// BurnPair is one multi-window burn-rate alert of Google's SRE workbook
+// (chapter 5, "Alerting on SLOs"): it fires when the burn rate over both
+// the long and the short window exceeds Factor.
+type BurnPair struct {
+	Long, Short string
+	Factor      float64
+	// Budget is the share of a 30-day error budget spent when the alert
+	// fires at the threshold over the long window.
+	Budget   string
+	Severity string
+}
+
+// BurnPairs are the workbook's recommended pairs.
+var BurnPairs = []BurnPair{
+	{Long: "1h", Short: "5m", Factor: 14.4, Budget: "2%", Severity: "page"},
+	{Long: "6h", Short: "30m", Factor: 6, Budget: "5%", Severity: "page"},
+	{Long: "1d", Short: "2h", Factor: 3, Budget: "10%", Severity: "ticket"},
+	{Long: "3d", Short: "6h", Factor: 1, Budget: "10%", Severity: "ticket"},
+}
+
+// Name is the SignalLabel of the pair's series: "burn_1h_5m".
+func (p BurnPair) Name() string { return "burn_" + p.Long + "_" + p.Short }
+
+// Objective is an SLO as the builder needs it: the family's signal, the
+// threshold already on a bucket bound, the target and the window.
+type Objective struct {
+	Key    SignalKey
+	Bound  float64
+	Target float64
+	Window string
+}
+
+// SLOSignals are the slo query's expressions, each run on its own:
+// attainment (the share of requests at or under the bound over the
+// window), the error budget left (1 − errors ÷ allowed errors) and, per
+// burn pair, the smaller of its two burn rates: the pair's alert fires
+// exactly when that series exceeds the pair's factor.
+func (b Builder) SLOSignals(o Objective, g models.Grouping, f models.Filters) []SignalExpr {
+	gl := b.GroupLabels(g)
+	budget := strconv.FormatFloat(1-o.Target, 'g', 12, 64)
+	att := b.sloRatio(o, gl, f, o.Window)
+	out := []SignalExpr{
+		{"attainment", att},
+		{"error_budget_left", fmt.Sprintf("1 - (1 - %s) / %s", att, budget)},
+	}
+	for _, p := range BurnPairs {
+		long := fmt.Sprintf("(1 - %s) / %s", b.sloRatio(o, gl, f, p.Long), budget)
+		short := fmt.Sprintf("(1 - %s) / %s", b.sloRatio(o, gl, f, p.Short), budget)
+		// (long < short) or short: the element-wise minimum.
+		out = append(out, SignalExpr{p.Name(), fmt.Sprintf("((%s) < (%s)) or (%s)", long, short, short)})
+	}
+	return out
+}
+
+// sloRatio is the share of requests at or under the bound over window:
+// the rate of the bound's bucket over the rate of all requests.
+func (b Builder) sloRatio(o Objective, gl []string, f models.Filters, window string) string {
+	good := f
+	good.Labels = append(append([]*labels.Matcher(nil), f.Labels...), leMatcher(o.Bound))
+	return "(" + agg("sum", gl, b.rateUnion(o.Key, good, "_bucket", window)) + " / " +
+		agg("sum", gl, b.rateUnion(o.Key, f, "_count", window)) + ")"
+}

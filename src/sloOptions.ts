@@ -1,0 +1,165 @@
+/*
+ * The slo query's choices, defaults and checks, mirroring pkg/models/slo.go (parseSLO). Kept apart from the other
+ * query types' options so each type's rules stay in one place.
+ */
+import { ComboboxOption } from '@grafana/ui';
+
+import { hasVariable } from './queryOptions';
+import { VllmQuery, VllmSloFamily, VllmSloSignal } from './types';
+
+export const DEFAULT_SLO_FAMILY: VllmSloFamily = 'ttft';
+/** 1 s is a bucket bound of every SLO family, so a new query shows data at once and needs no snap notice. */
+export const DEFAULT_SLO_THRESHOLD = 1;
+export const DEFAULT_SLO_TARGET = 0.99;
+export const DEFAULT_SLO_WINDOW = '28d';
+/** The backend's MaxSLOThreshold, above every bucket vLLM has (7680 s). */
+export const MAX_SLO_THRESHOLD = 1e5;
+
+export const SLO_FAMILY_OPTIONS: Array<ComboboxOption<string>> = [
+  { value: 'ttft', label: 'Time to first token' },
+  { value: 'itl', label: 'Inter-token latency' },
+  { value: 'e2e', label: 'End-to-end latency' },
+  { value: 'queue_time', label: 'Queue time' },
+];
+
+export const SLO_SIGNAL_OPTIONS: Array<ComboboxOption<VllmSloSignal>> = [
+  { value: 'attainment', label: 'Attainment', description: 'Share of requests within the threshold over the window' },
+  { value: 'error_budget_left', label: 'Error budget left', description: '1 − errors ÷ allowed errors' },
+  { value: 'burn_1h_5m', label: 'Burn 1h/5m', description: 'Page above 14.4' },
+  { value: 'burn_6h_30m', label: 'Burn 6h/30m', description: 'Page above 6' },
+  { value: 'burn_1d_2h', label: 'Burn 1d/2h', description: 'Ticket above 3' },
+  { value: 'burn_3d_6h', label: 'Burn 3d/6h', description: 'Ticket above 1' },
+];
+
+/**
+ * vLLM's bucket bounds per family (pkg/vllm/slo.go LatencyBuckets, checked there against the metric reference). The
+ * editor uses them to say, before the query runs, which bound a threshold will snap to.
+ */
+const REQUEST_BOUNDS = [0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680];
+export const SLO_BOUNDS: Record<VllmSloFamily, number[]> = {
+  ttft: [
+    0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160, 640, 2560,
+  ],
+  itl: [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80],
+  e2e: REQUEST_BOUNDS,
+  queue_time: REQUEST_BOUNDS,
+};
+
+/** The bound the backend snaps a threshold to: the nearest, the lower one on a tie (pkg/vllm/slo.go SnapBound). */
+export function snapBound(family: VllmSloFamily, threshold: number): number {
+  const bounds = SLO_BOUNDS[family];
+  let best = bounds[0];
+  for (const b of bounds.slice(1)) {
+    if (Math.abs(b - threshold) < Math.abs(best - threshold)) {
+      best = b;
+    }
+  }
+  return best;
+}
+
+const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
+
+/** Parses a number input: a number when it is one, the text when it holds a variable (or a typo), undefined when empty. */
+export function parseNumber(text: string): number | string | undefined {
+  const t = text.trim();
+  if (t === '') {
+    return undefined;
+  }
+  return NUMBER.test(t) ? Number(t) : t;
+}
+
+/** A numeric option as a number, or undefined when absent or a variable (checked once resolved, by the backend). */
+function numeric(label: string, v: number | string | undefined): number | string | undefined {
+  if (v === undefined || typeof v === 'number') {
+    return v;
+  }
+  const t = v.trim();
+  if (hasVariable(t)) {
+    return undefined;
+  }
+  return NUMBER.test(t) ? Number(t) : `${label} "${v}" is not a number`;
+}
+
+export function thresholdError(v: number | string | undefined): string | undefined {
+  const n = numeric('Threshold', v);
+  if (typeof n === 'string') {
+    return n;
+  }
+  if (n !== undefined && !(n > 0 && n <= MAX_SLO_THRESHOLD)) {
+    return `Threshold must be seconds above 0, up to ${MAX_SLO_THRESHOLD}`;
+  }
+  return undefined;
+}
+
+export function targetError(v: number | string | undefined): string | undefined {
+  const n = numeric('Target', v);
+  if (typeof n === 'string') {
+    return n;
+  }
+  if (n !== undefined && !(n > 0 && n < 1)) {
+    return `Target must be between 0 and 1 (exclusive); write 99% as 0.99`;
+  }
+  return undefined;
+}
+
+const DURATION = /^(\d+(ms|s|m|h|d|w|y))+$/;
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1e3, m: 6e4, h: 3.6e6, d: 8.64e7, w: 6.048e8, y: 3.1536e10 };
+
+/** Milliseconds of a Prometheus duration such as "28d" or "1h30m". */
+function durationMs(v: string): number {
+  let total = 0;
+  for (const [, n, unit] of v.matchAll(/(\d+)(ms|s|m|h|d|w|y)/g)) {
+    total += Number(n) * UNIT_MS[unit];
+  }
+  return total;
+}
+
+export function windowError(v: string | undefined): string | undefined {
+  const t = (v ?? '').trim();
+  if (t === '' || hasVariable(t)) {
+    return undefined;
+  }
+  if (!DURATION.test(t)) {
+    return `Window "${v}" is not a Prometheus duration such as 28d or 30d`;
+  }
+  const ms = durationMs(t);
+  if (ms < UNIT_MS.h || ms > 366 * UNIT_MS.d) {
+    return 'Window must be from 1h to 366d';
+  }
+  return undefined;
+}
+
+/** The slo query's checks; the keys are QueryErrors keys. */
+export function sloErrors(
+  q: VllmQuery
+): Partial<Record<'family' | 'threshold' | 'target' | 'window' | 'signals', string>> {
+  const out: Partial<Record<'family' | 'threshold' | 'target' | 'window' | 'signals', string>> = {};
+  const family = q.family;
+  if (family && !hasVariable(family) && !SLO_FAMILY_OPTIONS.some((o) => o.value === family)) {
+    out.family = `Unknown SLO latency "${family}"; pick one from the list or a variable`;
+  }
+  const bad = (q.signals ?? []).find((s) => !SLO_SIGNAL_OPTIONS.some((o) => o.value === s));
+  const checks = {
+    threshold: thresholdError(q.threshold),
+    target: targetError(q.target),
+    window: windowError(q.window),
+    signals: bad === undefined ? undefined : `Unknown signal "${bad}"`,
+  };
+  for (const [k, v] of Object.entries(checks)) {
+    if (v) {
+      out[k as keyof typeof checks] = v;
+    }
+  }
+  return out;
+}
+
+/** What the editor says a threshold becomes, or undefined when it is a bound already (or not a number yet). */
+export function snapHint(q: VllmQuery): string | undefined {
+  const family = (q.family ?? DEFAULT_SLO_FAMILY) as VllmSloFamily;
+  const t = typeof q.threshold === 'string' ? parseNumber(q.threshold) : (q.threshold ?? DEFAULT_SLO_THRESHOLD);
+  if (typeof t !== 'number' || !SLO_BOUNDS[family] || thresholdError(t)) {
+    return undefined;
+  }
+  const b = snapBound(family, t);
+  return b === t ? undefined : `${t} s is not a bucket bound of this histogram: ${b} s will be used`;
+}
