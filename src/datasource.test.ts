@@ -213,6 +213,8 @@ describe('query variables', () => {
     models: ['llama-3-8b', 'mistral-7b'],
     instances: (p: Record<string, string[]>) => (p.model ? p.model.map((m) => `${m}-host`) : ['all-hosts']),
     engines: (p: Record<string, string[]>) => [`engines of ${JSON.stringify(p)}`],
+    clusters: ['eu-1', 'us-1'],
+    namespaces: [],
   };
 
   it.each<[VllmVariableQuery | string, string[]]>([
@@ -223,6 +225,8 @@ describe('query variables', () => {
       { refId: 'V', resource: 'engines', models: ['$model'], instances: ['gpu-$node'] },
       ['engines of {"model":["llama-3-8b"],"instance":["gpu-1","gpu-2"]}'],
     ],
+    [{ refId: 'V', resource: 'clusters' }, ['eu-1', 'us-1']],
+    [{ refId: 'V', resource: 'namespaces' }, []], // a fleet without the label: an empty list, the variable matches ""
     ['instances', ['all-hosts']], // a hand-written or provisioned string query
     ['', ['llama-3-8b', 'mistral-7b']], // a new variable
   ])('metricFindQuery(%j) lists %j', async (query, expected) => {

@@ -121,6 +121,10 @@ export class DataSource extends DataSourceWithBackend<VllmQuery, VllmDataSourceO
       case 'engines':
         values = await this.getEngines(models, instances);
         break;
+      case 'clusters':
+      case 'namespaces':
+        values = await this.getList(q.resource, {});
+        break;
       default:
         values = await this.getModels();
     }

@@ -6,16 +6,7 @@ import { DataQuery } from '@grafana/schema';
  * so the frontend only carries intent; `promql` is the escape hatch for panels no vLLM query type covers.
  */
 export type VllmQueryType =
-  | 'queue'
-  | 'waitTime'
-  | 'preemptions'
-  | 'topk'
-  | 'gpu'
-  | 'fleet'
-  | 'saturation'
-  | 'slo'
-  | 'host'
-  | 'promql';
+  'queue' | 'waitTime' | 'preemptions' | 'topk' | 'gpu' | 'fleet' | 'saturation' | 'slo' | 'host' | 'promql';
 
 /**
  * How series are grouped:
@@ -141,7 +132,7 @@ export const DEFAULT_ANNOTATION_QUERY: Partial<VllmQuery> = {
 };
 
 /** What a query variable lists; each is one resource route of the backend (pkg/plugin/resource.go). */
-export type VllmVariableResource = 'models' | 'instances' | 'engines';
+export type VllmVariableResource = 'models' | 'instances' | 'engines' | 'clusters' | 'namespaces';
 
 /**
  * A query variable's query. `models` narrows instances and engines, `instances` narrows engines; both may hold

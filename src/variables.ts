@@ -18,7 +18,7 @@ import {
   VllmVariableResource,
 } from './types';
 
-const RESOURCES: VllmVariableResource[] = ['models', 'instances', 'engines'];
+const RESOURCES: VllmVariableResource[] = ['models', 'instances', 'engines', 'clusters', 'namespaces'];
 
 /**
  * Query variables list models, instances or engines from the backend's resource routes, not from a data query:

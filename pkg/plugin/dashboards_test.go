@@ -93,6 +93,7 @@ func TestDashboardReferences(t *testing.T) {
 				vars[v.Name] = true
 			}
 			require.True(t, vars["datasource"], "a data-source variable")
+			require.True(t, vars["cluster"] && vars["namespace"], "cluster and namespace variables")
 			check := func(where string, ds dsRef, target json.RawMessage) {
 				require.Equal(t, plugin.ID, ds.Type, where)
 				require.Equal(t, "${datasource}", ds.UID, where)
@@ -101,9 +102,14 @@ func TestDashboardReferences(t *testing.T) {
 				}
 				var q struct {
 					QueryType string `json:"queryType"`
+					Matchers  string `json:"matchers"`
 				}
 				require.NoError(t, json.Unmarshal(target, &q), where)
 				require.NotEmpty(t, q.QueryType, where)
+				// Scoped to the cluster and namespace variables, so one
+				// dashboard serves each fleet of a shared store.
+				require.Contains(t, q.Matchers, `cluster=~"$cluster"`, where)
+				require.Contains(t, q.Matchers, `namespace=~"$namespace"`, where)
 			}
 			for _, p := range d.Panels {
 				require.NotEmpty(t, p.Targets, p.Title)
@@ -279,12 +285,18 @@ func dashboardsAgainstFleet(t *testing.T, kind promtest.Kind) {
 	require.NoError(t, err)
 	ds := backend.DataSourceInstanceSettings{UID: "vllm", URL: url, JSONData: js}
 	values := map[string][]string{}
-	for _, kind := range []string{"models", "instances"} {
+	for _, kind := range []string{"models", "instances", "clusters", "namespaces"} {
 		res := host.CallResource(t, ds, "GET", kind, nil)
 		require.Equal(t, 200, res.Status, string(res.Body))
 		var vs []string
 		require.NoError(t, json.Unmarshal(res.Body, &vs))
-		require.NotEmpty(t, vs, kind)
+		if kind == "models" || kind == "instances" {
+			require.NotEmpty(t, vs, kind)
+		} else {
+			// The demo fleet has no cluster or namespace label: All is an
+			// empty alternation, cluster=~"()", which every series matches.
+			require.Empty(t, vs, kind)
+		}
 		values[strings.TrimSuffix(kind, "s")] = vs
 	}
 	now := time.Now()

@@ -1,5 +1,6 @@
 // Package resources serves the editor's resource routes: lists of models,
-// instances and engines for filters and dashboard variables. Only these
+// instances, engines, clusters and namespaces for filters and dashboard
+// variables. Only these
 // allow-listed paths exist; nothing is proxied to Prometheus as-is.
 package resources
 
@@ -41,6 +42,10 @@ func (h *Handler) Mux() *http.ServeMux {
 	mux.HandleFunc("/models", h.list(func(models.Settings) string { return "model_name" }))
 	mux.HandleFunc("/instances", h.instances)
 	mux.HandleFunc("/engines", h.list(func(models.Settings) string { return "engine" }))
+	// The scoping labels of a shared store, for dashboards' cluster and
+	// namespace variables; an empty list where the fleet has no such label.
+	mux.HandleFunc("/clusters", h.list(func(models.Settings) string { return "cluster" }))
+	mux.HandleFunc("/namespaces", h.list(func(models.Settings) string { return "namespace" }))
 	return mux
 }
 

@@ -44,6 +44,8 @@ func TestRoutes(t *testing.T) {
 		{name: "models", method: "GET", path: "/models", vals: []string{"b", "a"}, wantStatus: 200, wantLabel: "model_name", wantSel: "vllm:num_requests_running", wantBody: `["a","b"]`},
 		{name: "instances of a model", method: "GET", path: "/instances?model=a%22b", vals: nil, wantStatus: 200, wantLabel: "pod", wantSel: `vllm:num_requests_running{model_name="a\"b"}`, wantBody: `[]`},
 		{name: "engines", method: "GET", path: "/engines?instance=x&instance=y&model=", vals: []string{"1", "0"}, wantStatus: 200, wantLabel: "engine", wantSel: `vllm:num_requests_running{pod=~"x|y"}`, wantBody: `["0","1"]`},
+		{name: "clusters", method: "GET", path: "/clusters", vals: []string{"us-1", "eu-1"}, wantStatus: 200, wantLabel: "cluster", wantSel: "vllm:num_requests_running", wantBody: `["eu-1","us-1"]`},
+		{name: "namespaces of a fleet without the label", method: "GET", path: "/namespaces", vals: nil, wantStatus: 200, wantLabel: "namespace", wantSel: "vllm:num_requests_running", wantBody: `[]`},
 		{name: "prometheus down", method: "GET", path: "/models", err: &prom.Error{Kind: prom.KindUnreachable, Err: errors.New("refused")}, wantStatus: 502},
 		{name: "timeout", method: "GET", path: "/models", err: &prom.Error{Kind: prom.KindTimeout, Err: errors.New("slow")}, wantStatus: 504},
 		{name: "not a route", method: "GET", path: "/api/v1/query?query=up", wantStatus: 404},

@@ -13,6 +13,12 @@ const RESOURCE_OPTIONS: Array<{ value: VllmVariableResource; label: string; desc
   { value: 'models', label: 'Models', description: 'Every served model' },
   { value: 'instances', label: 'Instances', description: 'vLLM servers, optionally of some models' },
   { value: 'engines', label: 'Engines', description: 'Engine indexes, optionally of some models and instances' },
+  { value: 'clusters', label: 'Clusters', description: 'Values of the cluster label on vLLM series (none without it)' },
+  {
+    value: 'namespaces',
+    label: 'Namespaces',
+    description: 'Values of the namespace label on vLLM series (none without it)',
+  },
 ];
 
 /**
