@@ -158,6 +158,7 @@ export const DEFAULT_SETTINGS = {
   prometheusUrl: 'http://localhost:9090',
   agentJob: 'vllm-node-agent',
   agentTimeout: '2s',
+  maxConcurrentQueries: 10,
   saturationKvHigh: 0.9,
   saturationQueue: 1,
   saturationPreemptions: 0.01,
@@ -205,6 +206,8 @@ export interface VllmDataSourceOptions extends DataSourceJsonData {
    * `cluster="eu-1", namespace="inference"`, added by the backend to every series selector it writes.
    */
   selector?: string;
+  /** Most concurrent requests to Prometheus per data source (1 to 100; default 10); the rest queue in the plugin. */
+  maxConcurrentQueries?: number;
 
   /**
    * Which of the two ways to find node agents (GPU numbers) the editor shows. The backend does not read it: it uses

@@ -133,6 +133,33 @@ describe('ConfigEditor', () => {
     expect(screen.queryByText('Only letters', { exact: false })).not.toBeInTheDocument();
   });
 
+  describe('max concurrent queries', () => {
+    it('shows the default as a placeholder and writes a number', () => {
+      const { onOptionsChange, options } = setup({ jsonData: { metricPrefix: 'vllm:' } });
+      const input = screen.getByLabelText('Max concurrent queries');
+      expect(input).toHaveAttribute('placeholder', '10');
+      fireEvent.change(input, { target: { value: '15' } });
+      const next = lastChange(onOptionsChange);
+      expect(next.jsonData).toEqual({ ...options.jsonData, maxConcurrentQueries: 15 });
+    });
+
+    it('clears the setting when emptied, so the backend default applies', () => {
+      const { onOptionsChange } = setup({ jsonData: { maxConcurrentQueries: 5 } });
+      fireEvent.change(screen.getByLabelText('Max concurrent queries'), { target: { value: '' } });
+      expect(lastChange(onOptionsChange).jsonData).not.toHaveProperty('maxConcurrentQueries');
+    });
+
+    it.each([[0], [101], [2.5]])('flags %s as out of the range the backend accepts', (value) => {
+      setup({ jsonData: { maxConcurrentQueries: value } });
+      expect(screen.getByText('Use a whole number from 1 to 100')).toBeInTheDocument();
+    });
+
+    it.each([[1], [20], [100]])('accepts %s', (value) => {
+      setup({ jsonData: { maxConcurrentQueries: value } });
+      expect(screen.queryByText('Use a whole number from 1 to 100')).not.toBeInTheDocument();
+    });
+  });
+
   describe('node agents', () => {
     it('shows discovery when no URL is listed, as the backend does, with the defaults as placeholders', () => {
       const { onOptionsChange } = setup();

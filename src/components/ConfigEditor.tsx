@@ -5,6 +5,7 @@ import { DataSourceHttpSettings, FieldSet, InlineField, RadioButtonGroup } from 
 import { DEFAULT_SETTINGS, PROFILE_OPTIONS, VllmDataSourceOptions, VllmProfile, VllmSecureJsonData } from '../types';
 import { isValidDuration, isValidLabelName, isValidMetricPrefix, matchersError } from '../validation';
 import { AgentSettings } from './config/AgentSettings';
+import { ConcurrencySetting } from './config/ConcurrencySetting';
 import { SaturationSettings } from './config/SaturationSettings';
 import { LABEL_WIDTH, TextSettingField } from './config/TextSettingField';
 
@@ -107,6 +108,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
           onChange={onTextSettingChange('selector')}
           error={matchersError(jsonData.selector)}
         />
+        <ConcurrencySetting options={options} onOptionsChange={onOptionsChange} />
       </FieldSet>
 
       <AgentSettings options={options} onOptionsChange={onOptionsChange} />
