@@ -5,7 +5,6 @@ import (
 	"math"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
@@ -63,35 +62,15 @@ func (p *plan) fleet(ctx context.Context) (data.Frames, error) {
 
 // instants runs instant expressions concurrently at the range end.
 func (p *plan) instants(ctx context.Context, sigs []vllm.SignalExpr) (map[string]model.Vector, []string, error) {
-	type answer struct {
-		v    model.Vector
-		warn []string
-		err  error
+	answers, warn, err := concurrently(sigs, func(s vllm.SignalExpr) (model.Vector, []string, error) {
+		return p.memo.instantQuery(ctx, s.Expr, p.iv.End, p.iv.Step)
+	})
+	if err != nil {
+		return nil, nil, err
 	}
-	answers := make([]answer, len(sigs))
-	var wg sync.WaitGroup
-	for i, s := range sigs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			a := &answers[i]
-			defer func() {
-				if r := recover(); r != nil {
-					a.err = newPanicError(r)
-				}
-			}()
-			a.v, a.warn, a.err = p.memo.instantQuery(ctx, s.Expr, p.iv.End, p.iv.Step)
-		}()
-	}
-	wg.Wait()
 	out := make(map[string]model.Vector, len(sigs))
-	var warn []string
-	for i, a := range answers {
-		if a.err != nil {
-			return nil, nil, a.err
-		}
-		warn = append(warn, a.warn...)
-		out[sigs[i].Name] = a.v
+	for i, v := range answers {
+		out[sigs[i].Name] = v
 	}
 	return out, warn, nil
 }

@@ -57,37 +57,53 @@ func (p *plan) queue(ctx context.Context) (data.Frames, error) {
 // each series tagged with its signal. Series are copies with their own
 // labels; the columns are shared with the cache, read-only.
 func (p *plan) signals(ctx context.Context, sigs []vllm.SignalExpr) (prom.Matrix, []string, error) {
+	answers, warn, err := concurrently(sigs, func(s vllm.SignalExpr) (prom.Matrix, []string, error) {
+		return p.memo.rangeQuery(ctx, s.Expr, p.rng())
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	var out prom.Matrix
+	for i, m := range answers {
+		for _, s := range m {
+			out = append(out, tagged(s, sigs[i].Name))
+		}
+	}
+	return out, warn, nil
+}
+
+// concurrently runs query for every expression at once and returns the
+// answers in the order of sigs, with every warning, or the first error (in
+// that order). A panic in one of them is that expression's error: it runs
+// off the executor's goroutine, whose recovery cannot see it.
+func concurrently[T any](sigs []vllm.SignalExpr, query func(vllm.SignalExpr) (T, []string, error)) ([]T, []string, error) {
 	type answer struct {
-		m    prom.Matrix
+		v    T
 		warn []string
 		err  error
 	}
 	answers := make([]answer, len(sigs))
 	var wg sync.WaitGroup
 	for i, s := range sigs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			a := &answers[i]
-			defer func() { // off the executor's goroutine: its recovery cannot see this one
+			defer func() {
 				if r := recover(); r != nil {
 					a.err = newPanicError(r)
 				}
 			}()
-			a.m, a.warn, a.err = p.memo.rangeQuery(ctx, s.Expr, p.rng())
-		}()
+			a.v, a.warn, a.err = query(s)
+		})
 	}
 	wg.Wait()
-	var out prom.Matrix
+	out := make([]T, len(sigs))
 	var warn []string
 	for i, a := range answers {
 		if a.err != nil {
 			return nil, nil, a.err
 		}
 		warn = append(warn, a.warn...)
-		for _, s := range a.m {
-			out = append(out, tagged(s, sigs[i].Name))
-		}
+		out[i] = a.v
 	}
 	return out, warn, nil
 }
