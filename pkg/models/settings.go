@@ -28,6 +28,11 @@ const (
 	DefaultMaxConcurrentQueries = 10
 	// MaxConcurrentQueriesLimit is the largest value the setting accepts.
 	MaxConcurrentQueriesLimit = 100
+	// DefaultIncrementalOverlap is how many minutes before the moment of a
+	// fetch a range answer is asked for again (Grafana's Prometheus source
+	// uses the same default): samples arrive up to a scrape late, later
+	// still through remote write.
+	DefaultIncrementalOverlap = 10 * time.Minute
 )
 
 // ErrInvalidSettings is wrapped by every settings validation error so callers
@@ -58,6 +63,13 @@ type Settings struct {
 	// MaxConcurrentQueries caps the requests this data source has in
 	// flight to Prometheus at once; more wait their turn.
 	MaxConcurrentQueries int
+	// Incremental: a range that repeats an earlier one's expression and step
+	// (a dashboard ending now, refreshed) asks Prometheus only for the steps
+	// after the earlier answer's final part. On unless turned off.
+	Incremental bool
+	// IncrementalOverlap is how far before the moment of a fetch its steps
+	// may still change, and are asked for again.
+	IncrementalOverlap time.Duration
 	// HTTPOptions carries auth, headers and TLS from Grafana's standard HTTP settings.
 	HTTPOptions httpclient.Options
 	// Agents says how to reach the node agents (GPU data).
@@ -95,6 +107,10 @@ type jsonSettings struct {
 	MaxConcurrentQueries json.Number `json:"maxConcurrentQueries"`
 	Selector             string      `json:"selector"`
 	Profile              string      `json:"profile"`
+	// IncrementalQuerying and IncrementalQueryOverlapWindow use the names
+	// of Grafana's own Prometheus data source.
+	IncrementalQuerying           *bool  `json:"incrementalQuerying"`
+	IncrementalQueryOverlapWindow string `json:"incrementalQueryOverlapWindow"`
 }
 
 // LoadSettings parses and validates instance settings. Every error names the
@@ -142,6 +158,9 @@ func fromJSON(dsURL string, js jsonSettings) (Settings, error) {
 		return Settings{}, err
 	}
 	if out.QueryTimeout, err = parseDuration("queryTimeout", js.QueryTimeout, DefaultQueryTimeout); err != nil {
+		return Settings{}, err
+	}
+	if err := parseIncremental(&out, js); err != nil {
 		return Settings{}, err
 	}
 	if js.InstanceLabel != "" {
@@ -204,6 +223,23 @@ func parseDuration(field, raw string, def time.Duration) (time.Duration, error) 
 		return 0, fmt.Errorf("%w: %s %q is not a positive duration such as 15s or 1m", ErrInvalidSettings, field, raw)
 	}
 	return d, nil
+}
+
+// parseIncremental reads incrementalQuerying (default on) and its overlap,
+// which must cover at least one scrape: a shorter one would keep a step
+// whose last sample had not arrived yet.
+func parseIncremental(out *Settings, js jsonSettings) error {
+	out.Incremental = js.IncrementalQuerying == nil || *js.IncrementalQuerying
+	d, err := parseDuration("incrementalQueryOverlapWindow", js.IncrementalQueryOverlapWindow, DefaultIncrementalOverlap)
+	if err != nil {
+		return err
+	}
+	if d < out.ScrapeInterval {
+		return fmt.Errorf("%w: incrementalQueryOverlapWindow %q is shorter than the scrape interval (%s); late samples would be missed",
+			ErrInvalidSettings, js.IncrementalQueryOverlapWindow, out.ScrapeInterval)
+	}
+	out.IncrementalOverlap = d
+	return nil
 }
 
 // parseConcurrency reads maxConcurrentQueries: a whole number 1–100.

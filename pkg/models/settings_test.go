@@ -78,3 +78,35 @@ func TestLoadSettingsAuthStaysInHTTPOptions(t *testing.T) {
 	require.Equal(t, "Bearer tok", s.HTTPOptions.Header.Get("Authorization"))
 	require.NotContains(t, s.URL, "pw")
 }
+
+func TestLoadSettingsIncremental(t *testing.T) {
+	tests := []struct {
+		name    string
+		json    string
+		on      bool
+		overlap time.Duration
+		wantErr string
+	}{
+		{name: "on by default, Grafana's overlap", json: `{}`, on: true, overlap: 10 * time.Minute},
+		{name: "turned off", json: `{"incrementalQuerying":false}`, on: false, overlap: 10 * time.Minute},
+		{name: "own overlap", json: `{"incrementalQuerying":true,"incrementalQueryOverlapWindow":"2m"}`, on: true, overlap: 2 * time.Minute},
+		{name: "overlap of one scrape", json: `{"scrapeInterval":"30s","incrementalQueryOverlapWindow":"30s"}`, on: true, overlap: 30 * time.Second},
+		{name: "overlap shorter than a scrape", json: `{"scrapeInterval":"30s","incrementalQueryOverlapWindow":"10s"}`,
+			wantErr: `incrementalQueryOverlapWindow "10s" is shorter than the scrape interval (30s)`},
+		{name: "overlap not a duration", json: `{"incrementalQueryOverlapWindow":"later"}`, wantErr: `incrementalQueryOverlapWindow "later" is not a positive duration`},
+		{name: "switch not a boolean", json: `{"incrementalQuerying":"yes"}`, wantErr: "jsonData is not valid JSON"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := LoadSettings(context.Background(), backend.DataSourceInstanceSettings{URL: "http://p", JSONData: []byte(tt.json)})
+			if tt.wantErr != "" {
+				require.ErrorContains(t, err, tt.wantErr)
+				require.ErrorIs(t, err, ErrInvalidSettings)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tt.on, got.Incremental)
+			require.Equal(t, tt.overlap, got.IncrementalOverlap)
+		})
+	}
+}

@@ -48,6 +48,17 @@ func (e *Executor) sharedCache() *prom.Cache {
 	return e.Cache
 }
 
+// increments is the instance's store of earlier range answers, made on
+// first use like the cache; nil when the settings turn it off.
+func (e *Executor) increments() *prom.Increments {
+	e.incrOnce.Do(func() {
+		if e.Increments == nil && e.Settings.Incremental {
+			e.Increments = prom.NewIncrements(e.Settings.IncrementalOverlap, e.CacheBytes, e.Now)
+		}
+	})
+	return e.Increments
+}
+
 func (e *Executor) clock() time.Time {
 	if e.Now != nil {
 		return e.Now()

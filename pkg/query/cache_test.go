@@ -18,8 +18,9 @@ import (
 // countingProm answers every range query with one series and counts the
 // calls per expression, standing in for Prometheus' own query counter.
 type countingProm struct {
-	mu    sync.Mutex
-	calls map[string]int
+	mu     sync.Mutex
+	calls  map[string]int
+	ranges []v1.Range
 }
 
 func newCountingProm() *countingProm { return &countingProm{calls: map[string]int{}} }
@@ -47,6 +48,9 @@ func (c *countingProm) Query(_ context.Context, expr string, ts time.Time) (mode
 
 func (c *countingProm) QueryRange(_ context.Context, expr string, r v1.Range) (prom.Matrix, []string, error) {
 	c.count(expr)
+	c.mu.Lock()
+	c.ranges = append(c.ranges, r)
+	c.mu.Unlock()
 	return prom.Matrix{{Labels: map[string]string{"instance": "a:1", "vllm_signal": "waiting"}, Times: []time.Time{r.End}, Values: []float64{1}}}, nil, nil
 }
 
@@ -172,4 +176,50 @@ func TestCacheTTLPolicy(t *testing.T) {
 		})
 	}
 	require.Zero(t, query.CacheTTL(end, end, 0, time.Minute), "no scrape interval, no caching")
+}
+
+// askedSince is every range asked for after the first n.
+func (c *countingProm) askedSince(n int) []v1.Range {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]v1.Range(nil), c.ranges[n:]...)
+}
+
+// TestIncrementalRefreshAsksForTheNewSteps: a dashboard ending now,
+// refreshed a minute later, asks Prometheus only for the steps after the
+// first fetch's moment minus the overlap; alerts and a new instance (new
+// settings) always ask for the whole range.
+func TestIncrementalRefreshAsksForTheNewSteps(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	clock := func() time.Time { return now }
+	p := newCountingProm()
+	incremental := func() *query.Executor {
+		e := cacheExecutor(p, clock)
+		e.Settings.Incremental, e.Settings.IncrementalOverlap = true, 10*time.Minute
+		return e
+	}
+	e := incremental()
+	requireAnswers(t, e.QueryData(context.Background(), dashboardRequest(now, false)))
+	first := p.askedSince(0)
+	require.NotEmpty(t, first)
+	for _, r := range first {
+		require.Equal(t, now.Add(-time.Hour).Truncate(r.Step), r.Start.Truncate(r.Step), "the first refresh asks for the hour")
+	}
+
+	now = now.Add(time.Minute)
+	requireAnswers(t, e.QueryData(context.Background(), dashboardRequest(now, false)))
+	tails := p.askedSince(len(first))
+	require.Len(t, tails, len(first))
+	for _, r := range tails {
+		final := now.Add(-time.Minute - 10*time.Minute)
+		require.True(t, r.Start.After(final) && !r.Start.After(final.Add(r.Step)), "a minute later only the steps after %s are asked for, got %s", final, r.Start)
+	}
+
+	for name, ex := range map[string]*query.Executor{"alert": e, "new instance": incremental()} {
+		n := len(p.askedSince(0))
+		requireAnswers(t, ex.QueryData(context.Background(), dashboardRequest(now, name == "alert")))
+		for _, r := range p.askedSince(n) {
+			require.True(t, r.Start.Before(now.Add(-59*time.Minute)), "%s asks for the whole hour, got start %s", name, r.Start)
+		}
+	}
 }

@@ -33,9 +33,14 @@ type Executor struct {
 	// use with CacheBytes (0: prom.DefaultCacheBytes) when nil.
 	Cache      *prom.Cache
 	CacheBytes int64
+	// Increments keeps the last answer of each range query so the next
+	// one asks only for its new steps; made on first use (with the
+	// settings' overlap) when nil and Settings.Incremental is set.
+	Increments *prom.Increments
 	// Now is the clock for cache freshness; time.Now when nil.
 	Now       func() time.Time
 	cacheOnce sync.Once
+	incrOnce  sync.Once
 }
 
 // plan is everything one query needs once it is parsed.
@@ -56,11 +61,12 @@ func (e *Executor) QueryData(ctx context.Context, req *backend.QueryDataRequest)
 	resp := backend.NewQueryDataResponse()
 	alert := fromAlert(req)
 	var shared *prom.Cache
+	var incr *prom.Increments
 	if !alert {
 		// Alert rules must see Prometheus as it is now, never a cached answer.
-		shared = e.sharedCache()
+		shared, incr = e.sharedCache(), e.increments()
 	}
-	m := newMemo(e.Prom, shared, e.cacheTTL)
+	m := newMemo(e.Prom, shared, incr, e.cacheTTL)
 	n := e.Concurrency
 	if n <= 0 {
 		n = DefaultConcurrency

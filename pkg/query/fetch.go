@@ -27,9 +27,12 @@ type Prometheus interface {
 type memo struct {
 	prom   Prometheus
 	shared *prom.Cache
-	ttl    func(end time.Time, step time.Duration) func(prom.Result) time.Duration
-	mu     sync.Mutex
-	calls  map[string]*call
+	// incr, with shared, answers a range from the final part of the last
+	// answer for the same expression and step plus a fetch of the rest.
+	incr  *prom.Increments
+	ttl   func(end time.Time, step time.Duration) func(prom.Result) time.Duration
+	mu    sync.Mutex
+	calls map[string]*call
 }
 
 type call struct {
@@ -38,8 +41,8 @@ type call struct {
 	err  error
 }
 
-func newMemo(p Prometheus, shared *prom.Cache, ttl func(time.Time, time.Duration) func(prom.Result) time.Duration) *memo {
-	return &memo{prom: p, shared: shared, ttl: ttl, calls: map[string]*call{}}
+func newMemo(p Prometheus, shared *prom.Cache, incr *prom.Increments, ttl func(time.Time, time.Duration) func(prom.Result) time.Duration) *memo {
+	return &memo{prom: p, shared: shared, incr: incr, ttl: ttl, calls: map[string]*call{}}
 }
 
 // get returns the call for key, and whether the caller must perform it.
@@ -95,10 +98,22 @@ func recovered(fetch prom.Fetch) prom.Fetch {
 func (m *memo) rangeQuery(ctx context.Context, expr string, r v1.Range) (prom.Matrix, []string, error) {
 	key := fmt.Sprintf("range\x00%s\x00%d\x00%d\x00%d", expr, r.Start.UnixMilli(), r.End.UnixMilli(), r.Step.Milliseconds())
 	res, err := m.do(ctx, key, r.End, r.Step, func(ctx context.Context) (prom.Result, error) {
-		mat, warn, err := m.prom.QueryRange(ctx, expr, r)
+		mat, warn, err := m.fetchRange(ctx, expr, r)
 		return prom.Result{Matrix: mat, Warnings: warn}, err
 	})
 	return res.Matrix, res.Warnings, err
+}
+
+// fetchRange asks Prometheus for r, or only for the steps of r that the
+// last answer for expr on this step does not hold final.
+func (m *memo) fetchRange(ctx context.Context, expr string, r v1.Range) (prom.Matrix, []string, error) {
+	if m.incr == nil || m.shared == nil || !prom.Incremental(expr) {
+		return m.prom.QueryRange(ctx, expr, r)
+	}
+	key := fmt.Sprintf("%s\x00%d", expr, r.Step.Milliseconds())
+	return m.incr.Query(ctx, key, r, func(ctx context.Context, start, end time.Time) (prom.Matrix, []string, error) {
+		return m.prom.QueryRange(ctx, expr, v1.Range{Start: start, End: end, Step: r.Step})
+	})
 }
 
 // instantQuery runs an instant query once per request; step is the

@@ -21,7 +21,13 @@ import (
 // executor builds the production executor against a real Prometheus.
 func executor(t *testing.T, url string) *query.Executor {
 	t.Helper()
-	s, err := models.LoadSettings(context.Background(), backend.DataSourceInstanceSettings{URL: url, JSONData: []byte(`{"scrapeInterval":"1s"}`)})
+	return settingsExecutor(t, url, `{"scrapeInterval":"1s"}`)
+}
+
+// settingsExecutor is executor with the given jsonData.
+func settingsExecutor(t *testing.T, url, jsonData string) *query.Executor {
+	t.Helper()
+	s, err := models.LoadSettings(context.Background(), backend.DataSourceInstanceSettings{URL: url, JSONData: []byte(jsonData)})
 	require.NoError(t, err)
 	c, err := prom.New(prom.Options{URL: s.URL, HTTP: s.HTTPOptions})
 	require.NoError(t, err)
