@@ -27,10 +27,12 @@ var dashboard = []string{
 
 // loadResult is what the load phase saw.
 type loadResult struct {
+	name          string
 	calls, errors int
 	firstErr      string
 	p50, p99      time.Duration
 	executions    float64 // Prometheus query executions during the load
+	evalSeconds   float64 // seconds Prometheus spent evaluating them
 	distinct      int     // distinct PromQL expressions in one dashboard
 	steps         float64 // query steps the load lasted
 	rssPeakMB     float64
@@ -39,11 +41,12 @@ type loadResult struct {
 // load runs callers concurrent users, each refreshing the dashboard over
 // the last span (ending now) as soon as the last refresh answered, for
 // loadFor; then reads Prometheus' own count of executed queries.
-func (e *env) load(t *testing.T) loadResult {
+func (e *env) load(t *testing.T, name string, ds backend.DataSourceInstanceSettings) loadResult {
 	before := e.readCounter(t, `prometheus_engine_query_duration_seconds_count{slice="inner_eval"}`)
+	evalBefore := e.readCounter(t, `prometheus_engine_query_duration_seconds_sum{slice="inner_eval"}`)
 	var mu sync.Mutex
 	var lat []time.Duration
-	res := loadResult{}
+	res := loadResult{name: name}
 	deadline := time.Now().Add(*loadFor)
 	var wg sync.WaitGroup
 	for range *callers {
@@ -52,7 +55,7 @@ func (e *env) load(t *testing.T) loadResult {
 			defer wg.Done()
 			for time.Now().Before(deadline) {
 				start := time.Now()
-				err := e.dashboardOnce(start)
+				err := e.dashboardOnce(ds, start)
 				d := time.Since(start)
 				mu.Lock()
 				res.calls++
@@ -70,8 +73,9 @@ func (e *env) load(t *testing.T) loadResult {
 	wg.Wait()
 	after := e.readCounter(t, `prometheus_engine_query_duration_seconds_count{slice="inner_eval"}`)
 	res.executions = after - before
+	res.evalSeconds = e.readCounter(t, `prometheus_engine_query_duration_seconds_sum{slice="inner_eval"}`) - evalBefore
 	res.steps = loadFor.Seconds() / step.Seconds()
-	res.distinct = e.distinctExprs(t)
+	res.distinct = e.distinctExprs(t, ds)
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	if n := len(lat); n > 0 {
 		res.p50, res.p99 = lat[n/2], lat[min(n-1, n*99/100)]
@@ -90,10 +94,10 @@ func (e *env) dashboardQueries(end time.Time) []backend.DataQuery {
 }
 
 // dashboardOnce sends the dashboard's request; any failed panel fails it.
-func (e *env) dashboardOnce(end time.Time) error {
+func (e *env) dashboardOnce(ds backend.DataSourceInstanceSettings, end time.Time) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	resp, err := e.host.QueryDataErr(ctx, e.ds, nil, e.dashboardQueries(end)...)
+	resp, err := e.host.QueryDataErr(ctx, ds, nil, e.dashboardQueries(end)...)
 	if err != nil {
 		return err
 	}
@@ -106,8 +110,8 @@ func (e *env) dashboardOnce(end time.Time) error {
 }
 
 // distinctExprs counts the PromQL expressions one dashboard refresh runs.
-func (e *env) distinctExprs(t *testing.T) int {
-	resp, err := e.host.QueryDataErr(context.Background(), e.ds, nil, e.dashboardQueries(time.Now())...)
+func (e *env) distinctExprs(t *testing.T, ds backend.DataSourceInstanceSettings) int {
+	resp, err := e.host.QueryDataErr(context.Background(), ds, nil, e.dashboardQueries(time.Now())...)
 	if err != nil {
 		t.Fatalf("dashboard: %v", err)
 	}
@@ -144,7 +148,7 @@ func peakRSS(pid int) float64 {
 }
 
 // render prints the table of medians and ratios.
-func render(rows []row, ld loadResult, engines int, span time.Duration) string {
+func render(rows []row, loads []loadResult, engines int, span time.Duration) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n%d engines, range %s at step %s, medians of %d interleaved runs\n\n", engines, span, step, *reps)
 	fmt.Fprintf(&b, "| case | points | plugin (gRPC) | raw HTTP, plugin's plan | ratio | raw HTTP, other plan | plugin ÷ fastest raw |\n|---|---:|---:|---:|---:|---:|---:|\n")
@@ -168,13 +172,19 @@ func render(rows []row, ld loadResult, engines int, span time.Duration) string {
 		}
 		fmt.Fprintf(&b, "| %s | %d | %s | %s | %.2f× | %s | %s |\n", name, r.points, ms(r.plugin), ms(r.raw), float64(r.plugin)/float64(max(r.raw, 1)), fast, fastRatio)
 	}
-	perStep := 0.0
-	if ld.distinct > 0 && ld.steps > 0 {
-		perStep = ld.executions / float64(ld.distinct) / ld.steps
+	if len(loads) == 0 {
+		return b.String()
 	}
-	fmt.Fprintf(&b, "\nload: %d callers × %s, one dashboard of %d panels (%d distinct PromQL expressions) per call, ranges ending now\n\n", *callers, *loadFor, len(dashboard), ld.distinct)
-	fmt.Fprintf(&b, "| calls | errors | p50 | p99 | Prometheus executions | per distinct query per step | plugin peak RSS |\n|---:|---:|---:|---:|---:|---:|---:|\n")
-	fmt.Fprintf(&b, "| %d | %d | %s | %s | %.0f | %.2f | %.0f MB |\n", ld.calls, ld.errors, ms(ld.p50), ms(ld.p99), ld.executions, perStep, ld.rssPeakMB)
+	ld0 := loads[0]
+	fmt.Fprintf(&b, "\nload: %d callers × %s, one dashboard of %d panels (%d distinct PromQL expressions) per call, ranges ending now\n\n", *callers, *loadFor, len(dashboard), ld0.distinct)
+	fmt.Fprintf(&b, "| data source | calls | errors | p50 | p99 | Prometheus executions | per distinct query per step | Prometheus eval time | plugin peak RSS |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, ld := range loads {
+		perStep := 0.0
+		if ld.distinct > 0 && ld.steps > 0 {
+			perStep = ld.executions / float64(ld.distinct) / ld.steps
+		}
+		fmt.Fprintf(&b, "| %s | %d | %d | %s | %s | %.0f | %.2f | %.1f s | %.0f MB |\n", ld.name, ld.calls, ld.errors, ms(ld.p50), ms(ld.p99), ld.executions, perStep, ld.evalSeconds, ld.rssPeakMB)
+	}
 	return b.String()
 }
 
