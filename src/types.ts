@@ -159,6 +159,7 @@ export const DEFAULT_SETTINGS = {
   agentJob: 'vllm-node-agent',
   agentTimeout: '2s',
   maxConcurrentQueries: 10,
+  incrementalQueryOverlapWindow: '10m',
   saturationKvHigh: 0.9,
   saturationQueue: 1,
   saturationPreemptions: 0.01,
@@ -208,6 +209,13 @@ export interface VllmDataSourceOptions extends DataSourceJsonData {
   selector?: string;
   /** Most concurrent requests to Prometheus per data source (1 to 100; default 10); the rest queue in the plugin. */
   maxConcurrentQueries?: number;
+  /**
+   * Incremental querying (Grafana's Prometheus source's names): a refreshed range asks Prometheus only for the steps
+   * after the last answer's moment minus the overlap window. Absent means on.
+   */
+  incrementalQuerying?: boolean;
+  /** How far back from each fetch steps are asked for again (default 10m; at least the scrape interval). */
+  incrementalQueryOverlapWindow?: string;
 
   /**
    * Which of the two ways to find node agents (GPU numbers) the editor shows. The backend does not read it: it uses

@@ -2,6 +2,7 @@ package prom
 
 import (
 	"context"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
 )
 
@@ -144,4 +146,60 @@ func TestConcurrencyCap(t *testing.T) {
 	// The slots are free again.
 	_, _, err = c.QueryRange(context.Background(), "up", testRange())
 	require.NoError(t, err)
+}
+
+// TestQueryDecodesVectors: instant answers are decoded by the streaming
+// reader into client_golang's Vector, exactly as client_golang did.
+func TestQueryDecodesVectors(t *testing.T) {
+	at := time.Unix(1_700_000_000, 250_000_000)
+	tests := []struct {
+		name     string
+		body     string
+		want     model.Vector
+		wantWarn []string
+		wantMsg  string
+	}{
+		{name: "vector", body: `{"status":"success","warnings":["w"],"data":{"resultType":"vector","result":[` +
+			`{"metric":{"instance":"a:1","model_name":"m"},"value":[1700000000.25,"3.5"]},` +
+			`{"metric":{},"value":[1700000000.25,"NaN"]},` +
+			`{"metric":{"__name__":"h"},"histogram":[1700000000.25,{"count":"1","sum":"2"}]}]}}`,
+			want: model.Vector{
+				{Metric: model.Metric{"instance": "a:1", "model_name": "m"}, Value: 3.5, Timestamp: model.TimeFromUnixNano(at.UnixNano())},
+				{Metric: model.Metric{}, Value: model.SampleValue(math.NaN()), Timestamp: model.TimeFromUnixNano(at.UnixNano())},
+			}, wantWarn: []string{"w"}},
+		{name: "empty vector", body: `{"status":"success","data":{"resultType":"vector","result":[]}}`, want: model.Vector{}},
+		{name: "scalar", body: `{"status":"success","data":{"resultType":"scalar","result":[1700000000,"1"]}}`, wantMsg: "expected a vector, got scalar"},
+		{name: "string", body: `{"status":"success","data":{"resultType":"string","result":[1700000000,"x"]}}`, wantMsg: "expected a vector, got string"},
+		{name: "matrix", body: string(matrixJSON(1, 2)), wantMsg: "expected a vector, got matrix"},
+		{name: "garbage value", body: `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"x"]}]}}`, wantMsg: `value "x" is not a number`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var gotTime string
+			c := testClient(t, func(w http.ResponseWriter, r *http.Request) {
+				_ = r.ParseForm()
+				gotTime = r.Form.Get("time")
+				_, _ = w.Write([]byte(tt.body))
+			}, Options{})
+			v, warn, err := c.Query(context.Background(), "up", at)
+			require.Equal(t, "1700000000.25", gotTime)
+			if tt.wantMsg != "" {
+				require.ErrorContains(t, err, tt.wantMsg)
+				require.Equal(t, KindBadResponse, KindOf(err))
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tt.wantWarn, warn)
+			require.Len(t, v, len(tt.want))
+			for i := range tt.want {
+				require.Equal(t, tt.want[i].Metric, v[i].Metric)
+				require.Equal(t, tt.want[i].Timestamp, v[i].Timestamp)
+				if math.IsNaN(float64(tt.want[i].Value)) {
+					require.True(t, math.IsNaN(float64(v[i].Value)))
+				} else {
+					require.Equal(t, tt.want[i].Value, v[i].Value)
+				}
+			}
+		})
+	}
 }

@@ -11,6 +11,7 @@ import (
 
 	jsoniter "github.com/json-iterator/go"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
 )
 
 // Series is one series of a range query, decoded column by column: the
@@ -45,6 +46,24 @@ func (m Matrix) SizeBytes() int64 {
 		}
 	}
 	return n
+}
+
+// Vector is an instant query's answer (one point per series) in
+// client_golang's type.
+func (m Matrix) Vector() model.Vector {
+	out := make(model.Vector, 0, len(m))
+	for _, s := range m {
+		if len(s.Values) == 0 {
+			continue
+		}
+		metric := make(model.Metric, len(s.Labels))
+		for k, v := range s.Labels {
+			metric[model.LabelName(k)] = model.LabelValue(v)
+		}
+		out = append(out, &model.Sample{Metric: metric, Value: model.SampleValue(s.Values[0]),
+			Timestamp: model.TimeFromUnixNano(s.Times[0].UnixNano())})
+	}
+	return out
 }
 
 // apiResponse is Prometheus' JSON envelope, with the result already decoded.
@@ -155,6 +174,12 @@ func readResult(iter *jsoniter.Iterator) Matrix {
 	m := Matrix{}
 	hint := 0
 	for iter.ReadArray() {
+		if iter.WhatIsNext() != jsoniter.ObjectValue {
+			// A scalar's or a string's [time, value]: not series; the
+			// caller names the result type it got.
+			skipRest(iter)
+			return nil
+		}
 		s := &Series{Labels: map[string]string{}}
 		for field := iter.ReadObject(); field != ""; field = iter.ReadObject() {
 			switch field {
@@ -177,6 +202,13 @@ func readResult(iter *jsoniter.Iterator) Matrix {
 		m = append(m, s)
 	}
 	return m
+}
+
+// skipRest skips what is left of the array being read.
+func skipRest(iter *jsoniter.Iterator) {
+	for more := true; more && iter.Error == nil; more = iter.ReadArray() {
+		iter.Skip()
+	}
 }
 
 func readLabels(iter *jsoniter.Iterator, into map[string]string) {

@@ -160,6 +160,40 @@ describe('ConfigEditor', () => {
     });
   });
 
+  describe('incremental querying', () => {
+    it('is on when never set, with the overlap default as a placeholder', () => {
+      const { onOptionsChange } = setup();
+      expect(screen.getByLabelText('Incremental querying')).toBeChecked();
+      expect(screen.getByLabelText('Query overlap window')).toHaveAttribute('placeholder', '10m');
+      expect(onOptionsChange).not.toHaveBeenCalled();
+    });
+
+    it('writes false when switched off', () => {
+      const { onOptionsChange, options } = setup({ jsonData: { incrementalQueryOverlapWindow: '5m' } });
+      fireEvent.click(screen.getByLabelText('Incremental querying'));
+      expect(lastChange(onOptionsChange).jsonData).toEqual({ ...options.jsonData, incrementalQuerying: false });
+    });
+
+    it('hides the overlap while off', () => {
+      setup({ jsonData: { incrementalQuerying: false } });
+      expect(screen.getByLabelText('Incremental querying')).not.toBeChecked();
+      expect(screen.queryByLabelText('Query overlap window')).not.toBeInTheDocument();
+    });
+
+    it('writes the overlap trimmed and clears it when emptied', () => {
+      const { onOptionsChange } = setup({ jsonData: { incrementalQueryOverlapWindow: '5m' } });
+      fireEvent.change(screen.getByLabelText('Query overlap window'), { target: { value: ' 2m ' } });
+      expect(lastChange(onOptionsChange).jsonData.incrementalQueryOverlapWindow).toBe('2m');
+      fireEvent.change(screen.getByLabelText('Query overlap window'), { target: { value: '' } });
+      expect(lastChange(onOptionsChange).jsonData).not.toHaveProperty('incrementalQueryOverlapWindow');
+    });
+
+    it('flags an overlap that is not a duration', () => {
+      setup({ jsonData: { incrementalQueryOverlapWindow: 'soon' } });
+      expect(screen.getByText('Use a duration such as 10m or 1h')).toBeInTheDocument();
+    });
+  });
+
   describe('node agents', () => {
     it('shows discovery when no URL is listed, as the backend does, with the defaults as placeholders', () => {
       const { onOptionsChange } = setup();

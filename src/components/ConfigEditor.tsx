@@ -6,6 +6,7 @@ import { DEFAULT_SETTINGS, PROFILE_OPTIONS, VllmDataSourceOptions, VllmProfile, 
 import { isValidDuration, isValidLabelName, isValidMetricPrefix, matchersError } from '../validation';
 import { AgentSettings } from './config/AgentSettings';
 import { ConcurrencySetting } from './config/ConcurrencySetting';
+import { IncrementalSetting } from './config/IncrementalSetting';
 import { SaturationSettings } from './config/SaturationSettings';
 import { LABEL_WIDTH, TextSettingField } from './config/TextSettingField';
 
@@ -109,6 +110,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
           error={matchersError(jsonData.selector)}
         />
         <ConcurrencySetting options={options} onOptionsChange={onOptionsChange} />
+        <IncrementalSetting options={options} onOptionsChange={onOptionsChange} />
       </FieldSet>
 
       <AgentSettings options={options} onOptionsChange={onOptionsChange} />
