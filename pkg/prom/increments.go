@@ -54,7 +54,6 @@ type base struct {
 	start, end time.Time
 	final      time.Time // steps at or before final no longer change
 	mat        Matrix
-	warnings   []string
 	size       int64
 	elem       *list.Element
 }
@@ -102,7 +101,7 @@ func (inc *Increments) Query(ctx context.Context, key string, r v1.Range, fetch 
 	}
 	if from.After(r.End) {
 		inc.count(func(s *IncrementStats) { s.Reused++ })
-		return b.mat.Between(r.Start, r.End), b.warnings, nil
+		return b.mat.Between(r.Start, r.End), nil, nil
 	}
 	fetchedAt := inc.now()
 	fresh, warn, err := fetch(ctx, from, r.End)
@@ -112,13 +111,28 @@ func (inc *Increments) Query(ctx context.Context, key string, r v1.Range, fetch 
 	out := fresh
 	if from.After(r.Start) {
 		out = Splice(b.mat.Between(r.Start, from.Add(-time.Nanosecond)), fresh)
-		warn = mergeWarnings(b.warnings, warn)
 		inc.count(func(s *IncrementStats) { s.Tails++ })
 	} else {
 		inc.count(func(s *IncrementStats) { s.Full++ })
 	}
-	inc.put(&base{key: key, start: r.Start, end: r.End, final: fetchedAt.Add(-inc.overlap), mat: out, warnings: warn})
-	return out, warn, nil
+	if len(warn) > 0 {
+		// A warning may mean a partial answer (a Thanos store that was
+		// down): its steps are not final, so it is not kept, and the next
+		// range is fetched whole.
+		inc.drop(key)
+		return out, warn, nil
+	}
+	inc.put(&base{key: key, start: r.Start, end: r.End, final: fetchedAt.Add(-inc.overlap), mat: out})
+	return out, nil, nil
+}
+
+// drop forgets key's base.
+func (inc *Increments) drop(key string) {
+	inc.mu.Lock()
+	defer inc.mu.Unlock()
+	if b := inc.bases[key]; b != nil {
+		inc.remove(b)
+	}
 }
 
 // covers reports whether b holds final steps at the start of r on r's grid.
@@ -255,19 +269,4 @@ func labelKey(l map[string]string) string {
 		b.WriteByte(0)
 	}
 	return b.String()
-}
-
-// mergeWarnings is a's warnings followed by b's that a lacks.
-func mergeWarnings(a, b []string) []string {
-	out := append([]string(nil), a...)
-	for _, w := range b {
-		dup := false
-		for _, x := range out {
-			dup = dup || x == w
-		}
-		if !dup {
-			out = append(out, w)
-		}
-	}
-	return out
 }

@@ -20,6 +20,7 @@ type world struct {
 	series []worldSeries
 	asked  []v1.Range
 	fail   error
+	warn   []string
 }
 
 type worldSeries struct {
@@ -47,7 +48,7 @@ func (w *world) fetch(_ context.Context, start, end time.Time) (Matrix, []string
 			m = append(m, s)
 		}
 	}
-	return m, []string{"w1"}, nil
+	return m, w.warn, nil
 }
 
 // full is what one fetch of the whole range answers, for comparison.
@@ -76,7 +77,7 @@ func TestIncrementsAskOnlyForTheStepsThatMayChange(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []v1.Range{r1}, w.asked, "the first answer is a full fetch")
 	require.Equal(t, w.full(r1), m)
-	require.Equal(t, []string{"w1"}, warn)
+	require.Empty(t, warn)
 
 	// A minute later the dashboard asks for the last hour again.
 	clock.add(time.Minute)
@@ -229,4 +230,33 @@ func TestSpliceJoinsSeriesByLabels(t *testing.T) {
 	got := Splice(early, late)
 	require.Equal(t, Matrix{s(a, 0, 1, 2, 3), s(c, 0, 1), s(b, 2, 9)}, got, "sorted by labels as Prometheus sorts them")
 	require.Equal(t, Matrix{s(a, 1, 2)}, Matrix{s(a, 0, 1, 2)}.Between(t0.Add(time.Second), t0.Add(5*time.Second)))
+}
+
+func TestIncrementsKeepNoAnswerThatWarned(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 0).UTC()
+	step := 5 * time.Second
+	clock := &fakeClock{t: t0.Add(time.Hour)}
+	w := &world{step: step, series: []worldSeries{{name: "a", scale: 1}}}
+	inc := NewIncrements(10*time.Minute, 0, clock.now)
+	ctx := context.Background()
+	r1 := v1.Range{Start: t0, End: t0.Add(time.Hour), Step: step}
+	_, _, err := inc.Query(ctx, "k", r1, w.fetch)
+	require.NoError(t, err)
+
+	// A tail that warns (a partial answer) is returned with its warning,
+	// and the base is forgotten: its steps may be missing a store's data.
+	clock.add(time.Minute)
+	w.warn = []string{"store 10.0.0.1:10901 unavailable"}
+	r2 := v1.Range{Start: t0.Add(time.Minute), End: t0.Add(time.Hour + time.Minute), Step: step}
+	_, warn, err := inc.Query(ctx, "k", r2, w.fetch)
+	require.NoError(t, err)
+	require.Equal(t, w.warn, warn)
+	require.Equal(t, 0, inc.Stats().Bases)
+
+	w.warn = nil
+	m, warn, err := inc.Query(ctx, "k", r2, w.fetch)
+	require.NoError(t, err)
+	require.Empty(t, warn)
+	require.Equal(t, r2, w.asked[len(w.asked)-1], "after a warning the range is fetched whole")
+	require.Equal(t, w.full(r2), m)
 }
