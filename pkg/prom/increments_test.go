@@ -145,27 +145,31 @@ func TestIncrementsKeysAreSeparate(t *testing.T) {
 	require.Equal(t, []v1.Range{r}, b.asked)
 }
 
-func TestIncrementsKeepTheBaseWhenATailFails(t *testing.T) {
+// hourKept is a store holding the answer for the hour before t0+1h,
+// fetched then, a minute later; r2 is that hour moved on by the minute.
+func hourKept(t *testing.T) (w *world, inc *Increments, r2 v1.Range) {
 	t0 := time.Unix(1_700_000_000, 0).UTC()
 	step := 5 * time.Second
 	clock := &fakeClock{t: t0.Add(time.Hour)}
-	w := &world{step: step, series: []worldSeries{{name: "a", scale: 1}}}
-	inc := NewIncrements(10*time.Minute, 0, clock.now)
-	ctx := context.Background()
-	r1 := v1.Range{Start: t0, End: t0.Add(time.Hour), Step: step}
-	_, _, err := inc.Query(ctx, "k", r1, w.fetch)
+	w = &world{step: step, series: []worldSeries{{name: "a", scale: 1}}}
+	inc = NewIncrements(10*time.Minute, 0, clock.now)
+	_, _, err := inc.Query(context.Background(), "k", v1.Range{Start: t0, End: t0.Add(time.Hour), Step: step}, w.fetch)
 	require.NoError(t, err)
-
 	clock.add(time.Minute)
-	r2 := v1.Range{Start: t0.Add(time.Minute), End: t0.Add(time.Hour + time.Minute), Step: step}
+	return w, inc, v1.Range{Start: t0.Add(time.Minute), End: t0.Add(time.Hour + time.Minute), Step: step}
+}
+
+func TestIncrementsKeepTheBaseWhenATailFails(t *testing.T) {
+	w, inc, r2 := hourKept(t)
+	ctx := context.Background()
 	w.fail = errors.New("prometheus is down")
-	_, _, err = inc.Query(ctx, "k", r2, w.fetch)
+	_, _, err := inc.Query(ctx, "k", r2, w.fetch)
 	require.ErrorIs(t, err, w.fail)
 
 	w.fail = nil
 	m, _, err := inc.Query(ctx, "k", r2, w.fetch)
 	require.NoError(t, err)
-	require.Equal(t, t0.Add(50*time.Minute+step), w.asked[2].Start, "the old base still serves its final steps")
+	require.Equal(t, r2.Start.Add(49*time.Minute+r2.Step), w.asked[2].Start, "the old base still serves its final steps")
 	require.Equal(t, w.full(r2), m)
 }
 
@@ -233,21 +237,11 @@ func TestSpliceJoinsSeriesByLabels(t *testing.T) {
 }
 
 func TestIncrementsKeepNoAnswerThatWarned(t *testing.T) {
-	t0 := time.Unix(1_700_000_000, 0).UTC()
-	step := 5 * time.Second
-	clock := &fakeClock{t: t0.Add(time.Hour)}
-	w := &world{step: step, series: []worldSeries{{name: "a", scale: 1}}}
-	inc := NewIncrements(10*time.Minute, 0, clock.now)
+	w, inc, r2 := hourKept(t)
 	ctx := context.Background()
-	r1 := v1.Range{Start: t0, End: t0.Add(time.Hour), Step: step}
-	_, _, err := inc.Query(ctx, "k", r1, w.fetch)
-	require.NoError(t, err)
-
 	// A tail that warns (a partial answer) is returned with its warning,
 	// and the base is forgotten: its steps may be missing a store's data.
-	clock.add(time.Minute)
 	w.warn = []string{"store 10.0.0.1:10901 unavailable"}
-	r2 := v1.Range{Start: t0.Add(time.Minute), End: t0.Add(time.Hour + time.Minute), Step: step}
 	_, warn, err := inc.Query(ctx, "k", r2, w.fetch)
 	require.NoError(t, err)
 	require.Equal(t, w.warn, warn)

@@ -1,3 +1,5 @@
+//go:build !mutation
+
 package query_test
 
 import (
@@ -19,14 +21,7 @@ import (
 // type that reads ranges.
 func TestIncrementalAnswersEqualFullFetches(t *testing.T) {
 	t.Parallel()
-	env := fleettest.Start(t, fleettest.HotFleet(11))
-	servers := map[promtest.Kind]*promtest.Server{promtest.Prometheus2: env.Prom}
-	for _, k := range promtest.Kinds()[1:] {
-		servers[k] = env.Also(t, k)
-	}
-	for _, k := range promtest.Kinds() {
-		servers[k].WaitForSeries(t, `count_over_time(vllm:num_requests_waiting[1m]) >= 30`, 1, 90*time.Second)
-	}
+	_, servers := onEveryBackend(t, fleettest.HotFleet(11), `count_over_time(vllm:num_requests_waiting[1m]) >= 30`)
 	queries := map[string]string{
 		"promql":      `{"queryType":"promql","expr":"vllm:num_requests_waiting"}`,
 		"queue":       `{"queryType":"queue","grouping":"instance_engine"}`,

@@ -24,6 +24,7 @@ import (
 	"github.com/inferops/vllm-datasource/pkg/internal/promtest"
 	"github.com/inferops/vllm-datasource/pkg/prom"
 	"github.com/inferops/vllm-datasource/pkg/resources"
+	"github.com/inferops/vllm-datasource/pkg/sim"
 )
 
 // TestHotFleet runs every query type against real Prometheus scraping a
@@ -34,17 +35,24 @@ import (
 // Prometheus 3, VictoriaMetrics), and each must give the same answers.
 func TestHotFleet(t *testing.T) {
 	t.Parallel()
-	env := fleettest.Start(t, fleettest.HotFleet(7))
+	env, servers := onEveryBackend(t, fleettest.HotFleet(7), `count_over_time(vllm:num_preemptions_total[1m]) >= 18`)
+	for _, k := range promtest.Kinds() {
+		t.Run(k.Name(), func(t *testing.T) { checkHotFleet(t, env, servers[k]) })
+	}
+}
+
+// onEveryBackend starts the fleet scraped by every back end and waits
+// until each holds one series matching ready.
+func onEveryBackend(t *testing.T, cfg sim.Config, ready string) (*fleettest.Env, map[promtest.Kind]*promtest.Server) {
+	env := fleettest.Start(t, cfg)
 	servers := map[promtest.Kind]*promtest.Server{promtest.Prometheus2: env.Prom}
 	for _, k := range promtest.Kinds()[1:] {
 		servers[k] = env.Also(t, k)
 	}
 	for _, k := range promtest.Kinds() {
-		servers[k].WaitForSeries(t, `count_over_time(vllm:num_preemptions_total[1m]) >= 18`, 1, 90*time.Second)
+		servers[k].WaitForSeries(t, ready, 1, 90*time.Second)
 	}
-	for _, k := range promtest.Kinds() {
-		t.Run(k.Name(), func(t *testing.T) { checkHotFleet(t, env, servers[k]) })
-	}
+	return env, servers
 }
 
 func checkHotFleet(t *testing.T, env *fleettest.Env, srv *promtest.Server) {
