@@ -226,17 +226,19 @@ func parseDuration(field, raw string, def time.Duration) (time.Duration, error) 
 }
 
 // parseIncremental reads incrementalQuerying (default on) and its overlap,
-// which must cover at least one scrape: a shorter one would keep a step
-// whose last sample had not arrived yet.
+// which must cover at least two scrapes: a series that stops is marked
+// stale only at the first scrape that fails, up to a scrape (and its
+// timeout) after its last sample, and a shorter overlap would keep steps
+// from before that mark arrived.
 func parseIncremental(out *Settings, js jsonSettings) error {
 	out.Incremental = js.IncrementalQuerying == nil || *js.IncrementalQuerying
 	d, err := parseDuration("incrementalQueryOverlapWindow", js.IncrementalQueryOverlapWindow, DefaultIncrementalOverlap)
 	if err != nil {
 		return err
 	}
-	if d < out.ScrapeInterval {
-		return fmt.Errorf("%w: incrementalQueryOverlapWindow %q is shorter than the scrape interval (%s); late samples would be missed",
-			ErrInvalidSettings, js.IncrementalQueryOverlapWindow, out.ScrapeInterval)
+	if d < 2*out.ScrapeInterval {
+		return fmt.Errorf("%w: incrementalQueryOverlapWindow %q is shorter than two scrape intervals (%s); late samples and staleness marks would be missed",
+			ErrInvalidSettings, js.IncrementalQueryOverlapWindow, 2*out.ScrapeInterval)
 	}
 	out.IncrementalOverlap = d
 	return nil

@@ -90,9 +90,9 @@ func TestLoadSettingsIncremental(t *testing.T) {
 		{name: "on by default, Grafana's overlap", json: `{}`, on: true, overlap: 10 * time.Minute},
 		{name: "turned off", json: `{"incrementalQuerying":false}`, on: false, overlap: 10 * time.Minute},
 		{name: "own overlap", json: `{"incrementalQuerying":true,"incrementalQueryOverlapWindow":"2m"}`, on: true, overlap: 2 * time.Minute},
-		{name: "overlap of one scrape", json: `{"scrapeInterval":"30s","incrementalQueryOverlapWindow":"30s"}`, on: true, overlap: 30 * time.Second},
-		{name: "overlap shorter than a scrape", json: `{"scrapeInterval":"30s","incrementalQueryOverlapWindow":"10s"}`,
-			wantErr: `incrementalQueryOverlapWindow "10s" is shorter than the scrape interval (30s)`},
+		{name: "overlap of two scrapes", json: `{"scrapeInterval":"30s","incrementalQueryOverlapWindow":"1m"}`, on: true, overlap: time.Minute},
+		{name: "overlap shorter than two scrapes", json: `{"scrapeInterval":"30s","incrementalQueryOverlapWindow":"59s"}`,
+			wantErr: `incrementalQueryOverlapWindow "59s" is shorter than two scrape intervals (1m0s)`},
 		{name: "overlap not a duration", json: `{"incrementalQueryOverlapWindow":"later"}`, wantErr: `incrementalQueryOverlapWindow "later" is not a positive duration`},
 		{name: "switch not a boolean", json: `{"incrementalQuerying":"yes"}`, wantErr: "jsonData is not valid JSON"},
 	}

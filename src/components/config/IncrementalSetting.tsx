@@ -45,7 +45,7 @@ export function IncrementalSetting({ options, onOptionsChange }: Props) {
       {on && (
         <TextSettingField
           label="Query overlap window"
-          tooltip="How far back from each query its steps are asked for again, because samples arrive late (a scrape late, longer through remote write). At least the scrape interval."
+          tooltip="How far back from each query its steps are asked for again, because samples arrive late (a scrape late, longer through remote write). At least two scrape intervals."
           id="vllm-incremental-overlap"
           value={overlap}
           placeholder={DEFAULT_SETTINGS.incrementalQueryOverlapWindow}
