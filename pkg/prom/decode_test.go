@@ -44,6 +44,12 @@ func TestDecodeMatchesClientGolang(t *testing.T) {
 		"special values": []byte(`{"status":"success","data":{"resultType":"matrix","result":[` +
 			`{"metric":{"a":"x\"y\\z","b":"ünï"},"values":[[1435781451.781,"NaN"],[1435781452,"+Inf"],[1435781453.5,"-Inf"],[1435781454.001,"1e-300"],[1435781455.999,"-0.25"]]}]}}`),
 		"empty": []byte(`{"status":"success","data":{"resultType":"matrix","result":[]}}`),
+		// The hand-parsed forms and their edges: 0–3 decimals, integers
+		// at and past 15 digits, signs, exponents, a negative zero.
+		"number forms": []byte(`{"status":"success","data":{"resultType":"matrix","result":[` +
+			`{"metric":{},"values":[[1700000000,"0"],[1700000000.5,"-7"],[1700000000.25,"999999999999999"],` +
+			`[1700000000.125,"1000000000000000"],[1700000000.0,"-0"],[1700000000.9,"+3"],[1700000000.1234,"12345678901234567890"],` +
+			`[1700000001,"3.0"],[1700000002,"1e6"],[0.001,"-123456789012345"],[17,"007"]]}]}}`),
 	}
 	for name, body := range bodies {
 		t.Run(name, func(t *testing.T) {
