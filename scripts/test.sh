@@ -11,7 +11,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-step() { printf '\n==> %s\n' "$*"; }
+# step NAME: prints how long the previous step took and the suite so far, so
+# the slow steps show in CI's log (the suite must stay within its time budget).
+suite_start=$SECONDS
+step_start=$SECONDS
+step_name=""
+step() {
+	[ -n "$step_name" ] && printf '==> %s: %d s (suite %d s)\n' "$step_name" $((SECONDS - step_start)) $((SECONDS - suite_start))
+	step_name="$*"
+	step_start=$SECONDS
+	printf '\n==> %s\n' "$*"
+}
 
 apt_install() {
 	local missing=()
@@ -101,5 +111,6 @@ test -x dist/gpx_vllm_linux_amd64
 step "frontend (npm ci, typecheck, lint, jest, build, browser check)"
 bash scripts/frontend-check.sh
 
+step "done"
 echo
-echo "All checks passed."
+echo "All checks passed in $((SECONDS - suite_start)) s."
