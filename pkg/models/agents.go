@@ -73,7 +73,7 @@ func ParseAgentSettings(jsonData []byte, secure map[string]string) (AgentSetting
 	if job == "" {
 		job = DefaultAgentJob
 	}
-	return AgentSettings{URLs: urls, Job: job, Timeout: timeout, Token: strings.TrimSpace(secure["agentToken"])}, nil
+	return AgentSettings{URLs: urls, Job: job, Timeout: timeout, Token: strings.TrimSpace(secure[SecureAgentToken])}, nil
 }
 
 // agentURLs validates each URL: http(s), a host, no credentials.

@@ -2,7 +2,7 @@
 
 // The integration tier: real Prometheus scraping a simulated fleet. It runs
 // in every normal "go test"; scripts/mutation.sh sets the mutation tag so
-// each mutant runs only the unit tier (see README, Mutation score).
+// each mutant runs only the unit tier (see docs/development.md, Mutation score).
 
 package query_test
 

@@ -101,7 +101,7 @@ func checkSignature(p *pass) []string {
 	f := p.file("MANIFEST.txt")
 	if f == nil {
 		return []string{"unsigned (no MANIFEST.txt): Grafana loads it only with allow_loading_unsigned_plugins = " +
-			p.top + ", or after signing (README: Install)"}
+			p.top + ", or after signing (docs/install.md)"}
 	}
 	if !bytes.Contains(f.Data, []byte("-----BEGIN PGP SIGNED MESSAGE-----")) {
 		return []string{"MANIFEST.txt is not a signed manifest"}

@@ -16,7 +16,7 @@ import (
 	"github.com/inferops/vllm-datasource/pkg/release"
 )
 
-// TestInstallFromArchive installs the release archive the way the README's
+// TestInstallFromArchive installs the release archive the way docs/install.md's
 // unzip path does (into an empty plugins folder), then starts this platform's
 // binary from there exactly as Grafana finds it (plugin.json's executable +
 // _<os>_<arch>) over go-plugin, and calls it over gRPC against a real
