@@ -1,9 +1,11 @@
 package deploytest
 
 import (
+	"maps"
 	"os"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -110,7 +112,9 @@ func TestAlertmanagerConfig(t *testing.T) {
 		require.True(t, used[name], "receiver %q is never routed to", name)
 	}
 
-	require.ElementsMatch(t, []string{"alertname", "instance"}, cfg.Route.GroupBy)
+	// A server's identity: instance on plain Prometheus, namespace and pod on
+	// Kubernetes (the rules drop instance there), cluster on shared stores.
+	require.ElementsMatch(t, []string{"alertname", "cluster", "namespace", "pod", "instance"}, cfg.Route.GroupBy)
 
 	tests := []struct {
 		labels map[string]string
@@ -139,4 +143,56 @@ func TestAlertmanagerConfig(t *testing.T) {
 			slices.Contains(r.Equal, "instance")
 	})
 	require.True(t, inhibits, "no inhibit rule mutes warnings while a critical alert fires for the same instance")
+}
+
+// inhibited reports whether an alert with labels source mutes one with
+// labels target under the config's inhibit rules. As in Alertmanager, a
+// label missing from an alert has the empty value in `equal`.
+func inhibited(t *testing.T, cfg amConfig, source, target map[string]string) bool {
+	t.Helper()
+	return slices.ContainsFunc(cfg.InhibitRules, func(r amInhibitRule) bool {
+		if !matches(t, r.SourceMatchers, source) || !matches(t, r.TargetMatchers, target) {
+			return false
+		}
+		return !slices.ContainsFunc(r.Equal, func(l string) bool { return source[l] != target[l] })
+	})
+}
+
+// TestAlertmanagerPerServer: on both label shapes the rules give (plain:
+// instance; Kubernetes: namespace and pod, no instance), a down server mutes
+// its own warnings only, and two servers' alerts go out in two groups.
+func TestAlertmanagerPerServer(t *testing.T) {
+	var cfg amConfig
+	readYAML(t, repoPath(t, alertmanagerFile), &cfg)
+	alert := func(id map[string]string, name, severity string) map[string]string {
+		l := maps.Clone(id)
+		l["alertname"], l["severity"] = name, severity
+		return l
+	}
+	down := func(id map[string]string) map[string]string { return alert(id, "VLLMEngineDown", "critical") }
+	backlog := func(id map[string]string) map[string]string { return alert(id, "VLLMQueueBacklog", "warning") }
+	groupKey := func(l map[string]string) string {
+		var key []string
+		for _, g := range cfg.Route.GroupBy {
+			key = append(key, g+"="+l[g])
+		}
+		return strings.Join(key, ",")
+	}
+	tests := []struct {
+		name string
+		a, b map[string]string // two servers
+	}{
+		{name: "plain Prometheus", a: map[string]string{"instance": "10.0.0.1:8000"}, b: map[string]string{"instance": "10.0.0.2:8000"}},
+		{name: "Kubernetes, two pods", a: map[string]string{"namespace": "inference", "pod": "vllm-0"}, b: map[string]string{"namespace": "inference", "pod": "vllm-1"}},
+		{name: "Kubernetes, one pod name in two namespaces", a: map[string]string{"namespace": "inference", "pod": "vllm-0"}, b: map[string]string{"namespace": "research", "pod": "vllm-0"}},
+		{name: "two clusters", a: map[string]string{"cluster": "eu", "instance": "vllm-0:8000"}, b: map[string]string{"cluster": "us", "instance": "vllm-0:8000"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.True(t, inhibited(t, cfg, down(tt.a), backlog(tt.a)), "a down server mutes its own warnings")
+			require.False(t, inhibited(t, cfg, down(tt.a), backlog(tt.b)), "a down server must not mute another server's warnings")
+			require.False(t, inhibited(t, cfg, backlog(tt.a), down(tt.a)), "warnings never mute critical alerts")
+			require.NotEqual(t, groupKey(backlog(tt.a)), groupKey(backlog(tt.b)), "one notification group per server")
+		})
+	}
 }

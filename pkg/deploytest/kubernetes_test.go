@@ -1,9 +1,14 @@
 package deploytest
 
 import (
+	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +18,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
@@ -24,11 +30,13 @@ const helmKubernetesFile = "deploy/helm/grafana-values-kubernetes.yaml"
 // manifests are deploy/kubernetes/'s objects, each decoded strictly into
 // its Kubernetes or prometheus-operator API type.
 type manifests struct {
-	daemonSet   appsv1.DaemonSet
-	service     corev1.Service
-	secret      corev1.Secret
-	agentPM     monitoringv1.PodMonitor
-	vllmPM      monitoringv1.PodMonitor
+	daemonSet appsv1.DaemonSet
+	service   corev1.Service
+	secret    corev1.Secret
+	agentPM   monitoringv1.PodMonitor
+	vllmPM    monitoringv1.PodMonitor
+	// rules are the PrometheusRules by file name.
+	rules       map[string]monitoringv1.PrometheusRule
 	filesByKind map[string][]string
 }
 
@@ -67,6 +75,7 @@ func readManifests(t *testing.T) manifests {
 	require.NoError(t, err)
 	var m manifests
 	m.filesByKind = map[string][]string{}
+	m.rules = map[string]monitoringv1.PrometheusRule{}
 	for _, f := range files {
 		raw, err := os.ReadFile(f)
 		require.NoError(t, err)
@@ -86,6 +95,10 @@ func readManifests(t *testing.T) manifests {
 			decodeStrict(t, raw, &m.agentPM, "monitoring.coreos.com/v1", "PodMonitor")
 		case meta.Kind == "PodMonitor":
 			decodeStrict(t, raw, &m.vllmPM, "monitoring.coreos.com/v1", "PodMonitor")
+		case meta.Kind == "PrometheusRule":
+			var r monitoringv1.PrometheusRule
+			decodeStrict(t, raw, &r, "monitoring.coreos.com/v1", "PrometheusRule")
+			m.rules[name] = r
 		default:
 			t.Fatalf("%s: kind %q has no decoder in this test: add one", f, meta.Kind)
 		}
@@ -99,7 +112,8 @@ func TestKubernetesManifestsDecodeStrictly(t *testing.T) {
 	m := readManifests(t)
 	require.Equal(t, map[string][]string{
 		"DaemonSet": {"node-agent-daemonset.yaml"}, "Service": {"node-agent-service.yaml"}, "Secret": {"node-agent-secret.yaml"},
-		"PodMonitor": {"node-agent-podmonitor.yaml", "vllm-podmonitor.yaml"},
+		"PodMonitor":     {"node-agent-podmonitor.yaml", "vllm-podmonitor.yaml"},
+		"PrometheusRule": {"vllm-prometheusrule.yaml", "vllm-slo-prometheusrule.yaml"},
 	}, m.filesByKind)
 
 	raw, err := os.ReadFile(repoPath(t, "deploy/kubernetes/node-agent-daemonset.yaml"))
@@ -242,5 +256,148 @@ func TestHelmKubernetesDataSource(t *testing.T) {
 	require.NotEmpty(t, vllm.Spec.PodMetricsEndpoints)
 	require.Equal(t, "/metrics", vllm.Spec.PodMetricsEndpoints[0].Path)
 	require.NotNil(t, vllm.Spec.PodMetricsEndpoints[0].Port)
-	require.Empty(t, vllm.Spec.JobLabel, "job stays <namespace>/<name>, as the README's Kubernetes section says")
+	require.Empty(t, vllm.Spec.JobLabel, "job stays <namespace>/<name>, as docs/kubernetes.md says")
+}
+
+// ruleManifests maps each rule file to the PrometheusRule that carries its
+// groups to prometheus-operator.
+var ruleManifests = map[string]string{
+	rulesFile:    "vllm-prometheusrule.yaml",
+	sloRulesFile: "vllm-slo-prometheusrule.yaml",
+}
+
+// yamlGroups returns the groups under path (dot-separated keys, e.g.
+// "spec.groups") of a YAML document as plain JSON values, so that two
+// documents compare by meaning, not by layout or comments.
+func yamlGroups(t *testing.T, raw []byte, path ...string) []any {
+	t.Helper()
+	js, err := yaml.YAMLToJSONStrict(raw)
+	require.NoError(t, err)
+	var v any
+	require.NoError(t, json.Unmarshal(js, &v))
+	for _, k := range path {
+		obj, ok := v.(map[string]any)
+		require.True(t, ok, "%s is not a mapping", k)
+		v = obj[k]
+	}
+	groups, ok := v.([]any)
+	require.True(t, ok, "%s is not a list", strings.Join(path, "."))
+	return groups
+}
+
+// TestPrometheusRulesMatchRuleFiles: each PrometheusRule's spec.groups are
+// exactly its rule file's groups (which promtool's unit tests cover), every
+// rule file has one, the groups decode strictly into prometheus-operator's
+// types, and promtool accepts the groups as the operator hands them over.
+func TestPrometheusRulesMatchRuleFiles(t *testing.T) {
+	m := readManifests(t)
+	files, err := filepath.Glob(repoPath(t, "deploy/prometheus/rules/*.rules.yml"))
+	require.NoError(t, err)
+	require.Len(t, ruleManifests, len(files), "every rule file in deploy/prometheus/rules needs a PrometheusRule in deploy/kubernetes")
+	bin := promtool(t)
+	for ruleFile, manifest := range ruleManifests {
+		t.Run(manifest, func(t *testing.T) {
+			rules, err := os.ReadFile(repoPath(t, ruleFile))
+			require.NoError(t, err)
+			raw, err := os.ReadFile(repoPath(t, "deploy/kubernetes/"+manifest))
+			require.NoError(t, err)
+			want := yamlGroups(t, rules, "groups")
+			require.Equal(t, want, yamlGroups(t, raw, "spec", "groups"),
+				"deploy/kubernetes/%s: spec.groups differ from the groups of %s; copy them over (indented under spec)", manifest, ruleFile)
+			drifted := strings.Replace(string(raw), "severity: warning", "severity: info", 1)
+			require.False(t, reflect.DeepEqual(want, yamlGroups(t, []byte(drifted), "spec", "groups")), "the comparison must see a changed label")
+
+			var spec monitoringv1.PrometheusRuleSpec
+			require.NoError(t, strictDecode(rules, &spec), "%s must use only fields a PrometheusRule knows", ruleFile)
+			pr, ok := m.rules[manifest]
+			require.True(t, ok, manifest)
+			require.Equal(t, spec, pr.Spec)
+
+			out, err := yaml.Marshal(map[string]any{"groups": yamlGroups(t, raw, "spec", "groups")})
+			require.NoError(t, err)
+			path := filepath.Join(t.TempDir(), "groups.yml")
+			writeFile(t, path, string(out))
+			res, ok := runTool(t, filepath.Dir(path), bin, "check", "rules", path)
+			require.True(t, ok, "promtool check rules on %s's groups:\n%s", manifest, res)
+		})
+	}
+}
+
+// TestKubePrometheusStackSelectsObjects: kube-prometheus-stack's Prometheus
+// selects PodMonitors and PrometheusRules by the label release=<Helm
+// release>; every such object carries it, with one value to replace, and
+// the rules sit in the node agent's (monitoring) namespace.
+func TestKubePrometheusStackSelectsObjects(t *testing.T) {
+	m := readManifests(t)
+	objects := map[string]map[string]string{
+		"node-agent-podmonitor.yaml": m.agentPM.Labels,
+		"vllm-podmonitor.yaml":       m.vllmPM.Labels,
+	}
+	for name, r := range m.rules {
+		objects[name] = r.Labels
+		require.Equal(t, m.daemonSet.Namespace, r.Namespace, name)
+	}
+	release := m.agentPM.Labels["release"]
+	require.Empty(t, validation.IsValidLabelValue(release))
+	require.NotEmpty(t, release)
+	for name, l := range objects {
+		require.Equal(t, release, l["release"], "%s: the release label kube-prometheus-stack selects by", name)
+	}
+	for _, f := range slices.Sorted(maps.Keys(objects)) {
+		raw, err := os.ReadFile(repoPath(t, "deploy/kubernetes/"+f))
+		require.NoError(t, err)
+		require.Contains(t, string(raw), "release: "+release+" # placeholder: your kube-prometheus-stack Helm release name", f)
+	}
+}
+
+// upJobRegex finds the job matchers of the rules' up selectors.
+var upJobRegex = regexp.MustCompile(`up\{job=~("[^"]*")`)
+
+// promJob is the job prometheus-operator gives a PodMonitor's targets:
+// the value of the pod label named by jobLabel, else <namespace>/<name>.
+func promJob(pm monitoringv1.PodMonitor, podLabels map[string]string) string {
+	if pm.Spec.JobLabel != "" && podLabels[pm.Spec.JobLabel] != "" {
+		return podLabels[pm.Spec.JobLabel]
+	}
+	return pm.Namespace + "/" + pm.Name
+}
+
+// TestAlertRulesSelectShippedJobs: the job regex of the alerts on up
+// matches the jobs every shipped scrape gives vLLM servers (the scrape job
+// vllm of the Prometheus configs, the vLLM PodMonitor's <namespace>/vllm)
+// and no other job: not the node agents', whose targets are no vLLM servers.
+func TestAlertRulesSelectShippedJobs(t *testing.T) {
+	rules, err := os.ReadFile(repoPath(t, rulesFile))
+	require.NoError(t, err)
+	found := upJobRegex.FindAllStringSubmatch(string(rules), -1)
+	require.Len(t, found, 5, "VLLMEngineDown and VLLMMetricsMissing (two branches each) and VLLMTargetsMissing select up by job")
+	pattern, err := strconv.Unquote(found[0][1])
+	require.NoError(t, err)
+	for _, f := range found {
+		require.Equal(t, found[0][1], f[1], "one job regex in %s", rulesFile)
+	}
+	re := regexp.MustCompile("^(?:" + pattern + ")$") // PromQL anchors label regexes
+
+	m := readManifests(t)
+	want := map[string]bool{
+		promJob(m.vllmPM, nil):                               true,
+		promJob(m.agentPM, m.daemonSet.Spec.Template.Labels): false,
+		m.agentPM.Namespace + "/" + m.agentPM.Name:           false, // the agents without jobLabel
+	}
+	for _, cfg := range []string{"deploy/prometheus/prometheus.yml", "deploy/prometheus/prometheus.compose.yml"} {
+		var pc struct {
+			ScrapeConfigs []struct {
+				JobName string `yaml:"job_name"`
+			} `yaml:"scrape_configs"`
+		}
+		readYAML(t, repoPath(t, cfg), &pc)
+		for _, sc := range pc.ScrapeConfigs {
+			want[sc.JobName] = sc.JobName == "vllm"
+		}
+	}
+	require.Contains(t, want, "inference/vllm")
+	require.Contains(t, want, "vllm")
+	for job, match := range want {
+		require.Equal(t, match, re.MatchString(job), "job %q against %s", job, pattern)
+	}
 }

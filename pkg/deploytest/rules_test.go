@@ -13,6 +13,9 @@ import (
 const (
 	rulesFile     = "deploy/prometheus/rules/vllm.rules.yml"
 	rulesTestFile = "deploy/prometheus/rules/vllm.rules.test.yml"
+	// rulesOperatorTestFile tests the same rules on prometheus-operator's
+	// labels (job <namespace>/vllm, a server is its namespace and pod).
+	rulesOperatorTestFile = "deploy/prometheus/rules/vllm.rules.operator.test.yml"
 )
 
 // sampleTargets is a file_sd file in the format vllm-sim writes.
@@ -60,7 +63,7 @@ func TestPromtoolCheckConfig(t *testing.T) {
 			require.True(t, ok, "promtool check config %s failed:\n%s", tt.config, out)
 			require.Contains(t, out, "Checking rules/vllm.rules.yml",
 				"the rule_files glob did not load the vLLM rules:\n%s", out)
-			require.NotContains(t, out, "vllm.rules.test.yml", "the rule_files glob loads the unit tests as rules:\n%s", out)
+			require.NotContains(t, out, ".test.yml", "the rule_files glob loads the unit tests as rules:\n%s", out)
 			for _, w := range warningRe.FindAllString(out, -1) {
 				if tt.allowedWarnings == nil || !tt.allowedWarnings.MatchString(w) {
 					t.Errorf("promtool check config %s warns: %s\nfull output:\n%s", tt.config, strings.TrimSpace(w), out)
@@ -78,22 +81,34 @@ func TestPromtoolCheckRules(t *testing.T) {
 	require.Contains(t, out, "SUCCESS", out)
 }
 
-// TestPromtoolTestRules: the rule unit tests pass (each alert fires in its
-// firing case and stays silent in its other cases; the recorded quantiles
-// have the computed values on V1, V0 and mixed instances).
+// TestPromtoolTestRules: the rule unit tests pass on both label shapes
+// (each alert fires in its firing case and stays silent in its other cases;
+// the recorded quantiles have the computed values on V1, V0 and mixed
+// instances; on Kubernetes a server is its pod, across pod IP changes and
+// replaced pods).
 func TestPromtoolTestRules(t *testing.T) {
-	out, ok := runTool(t, repoRoot(t), promtool(t), "test", "rules", rulesTestFile)
-	require.True(t, ok, "promtool test rules %s failed:\n%s", rulesTestFile, out)
-	require.Contains(t, out, "SUCCESS", out)
+	for _, f := range []string{rulesTestFile, rulesOperatorTestFile} {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			out, ok := runTool(t, repoRoot(t), promtool(t), "test", "rules", f)
+			require.True(t, ok, "promtool test rules %s failed:\n%s", f, out)
+			require.Contains(t, out, "SUCCESS", out)
+		})
+	}
 }
 
 // TestRuleUnitTestsCanFail breaks the rules on purpose, one way at a time,
-// in a temporary copy, and requires promtool test rules to fail for the
-// right reason: a test suite that cannot fail proves nothing.
+// in a temporary copy, and requires promtool test rules (both label shapes'
+// tests) to fail for the right reason: a test suite that cannot fail proves
+// nothing.
 func TestRuleUnitTestsCanFail(t *testing.T) {
 	bin := promtool(t)
 	original, err := os.ReadFile(repoPath(t, rulesFile))
 	require.NoError(t, err)
+	const (
+		podQueueP99   = "histogram_quantile(0.99,\n              sum by (le, cluster, namespace, pod, model_name) (rate(vllm:request_queue_time_seconds_bucket{pod!=\"\"}[5m]))"
+		plainQueueP99 = "sum by (le, cluster, namespace, instance, model_name) (rate(vllm:request_queue_time_seconds_bucket{pod=\"\"}[5m]))\n          )\n\n      - record: instance:vllm_time_to_first_token"
+		serverName    = "{{ with $labels.pod }}{{ with $labels.namespace }}{{ . }}/{{ end }}{{ . }}{{ else }}{{ $labels.instance }}{{ end }}"
+	)
 	tests := []struct {
 		name     string
 		old, new string
@@ -102,28 +117,46 @@ func TestRuleUnitTestsCanFail(t *testing.T) {
 	}{
 		{
 			name: "backlog threshold raised: the firing case stops firing",
-			old:  "sum by (cluster, namespace, instance, model_name) (vllm:num_requests_waiting) > 50",
-			new:  "sum by (cluster, namespace, instance, model_name) (vllm:num_requests_waiting) > 500", wantInOutput: "alertname: VLLMQueueBacklog",
+			old:  ") > 50\n", new: ") > 500\n", wantInOutput: "alertname: VLLMQueueBacklog",
 		},
 		{
 			name: "backlog threshold lowered: the not-firing case fires",
-			old:  "sum by (cluster, namespace, instance, model_name) (vllm:num_requests_waiting) > 50",
-			new:  "sum by (cluster, namespace, instance, model_name) (vllm:num_requests_waiting) > 40", wantInOutput: "alertname: VLLMQueueBacklog",
+			old:  ") > 50\n", new: ") > 40\n", wantInOutput: "alertname: VLLMQueueBacklog",
 		},
 		{
-			name: "backlog per engine instead of per instance",
-			old:  "sum by (cluster, namespace, instance, model_name) (vllm:num_requests_waiting) > 50",
-			new:  "vllm:num_requests_waiting > 50", wantInOutput: "alertname: VLLMQueueBacklog",
+			name:         "backlog per engine instead of per instance",
+			old:          `sum by (cluster, namespace, instance, model_name) (vllm:num_requests_waiting{pod=""})`,
+			new:          `sum by (cluster, namespace, instance, model_name, engine) (vllm:num_requests_waiting{pod=""})`,
+			wantInOutput: "alertname: VLLMQueueBacklog",
 		},
 		{
-			name: "backlog summed over clusters: two clusters' servers of one name add up",
-			old:  "sum by (cluster, namespace, instance, model_name) (vllm:num_requests_waiting) > 50",
-			new:  "sum by (instance, model_name) (vllm:num_requests_waiting) > 50", wantInOutput: "alertname: VLLMQueueBacklog",
+			name:         "backlog summed over clusters: two clusters' servers of one name add up",
+			old:          `sum by (cluster, namespace, instance, model_name) (vllm:num_requests_waiting{pod=""})`,
+			new:          `sum by (instance, model_name) (vllm:num_requests_waiting{pod=""})`,
+			wantInOutput: "alertname: VLLMQueueBacklog",
+		},
+		{
+			name:         "Kubernetes backlog per pod IP: a rescheduled pod's alert starts over",
+			old:          `sum by (cluster, namespace, pod, model_name) (vllm:num_requests_waiting{pod!=""})`,
+			new:          `sum by (cluster, namespace, pod, instance, model_name) (vllm:num_requests_waiting{pod!=""})`,
+			wantInOutput: "alertname: VLLMQueueBacklog",
+		},
+		{
+			name:         "Kubernetes backlog per pod name only: namespaces mix",
+			old:          `sum by (cluster, namespace, pod, model_name) (vllm:num_requests_waiting{pod!=""})`,
+			new:          `sum by (cluster, pod, model_name) (vllm:num_requests_waiting{pod!=""})`,
+			wantInOutput: "alertname: VLLMQueueBacklog",
 		},
 		{
 			name:         "queue-time quantile across clusters: the two clusters' buckets mix",
-			old:          "histogram_quantile(0.99, sum by (le, cluster, namespace, instance, model_name) (rate(vllm:request_queue_time_seconds_bucket[5m])))",
-			new:          "histogram_quantile(0.99, sum by (le, instance, model_name) (rate(vllm:request_queue_time_seconds_bucket[5m])))",
+			old:          plainQueueP99,
+			new:          strings.Replace(plainQueueP99, "le, cluster, namespace, instance", "le, instance", 1),
+			wantInOutput: "instance:vllm_request_queue_time_seconds:p99_rate5m",
+		},
+		{
+			name:         "Kubernetes queue-time quantile per pod IP: one pod, two series",
+			old:          podQueueP99,
+			new:          strings.Replace(podQueueP99, "pod, model_name", "pod, instance, model_name", 1),
 			wantInOutput: "instance:vllm_request_queue_time_seconds:p99_rate5m",
 		},
 		{
@@ -143,57 +176,113 @@ func TestRuleUnitTestsCanFail(t *testing.T) {
 		},
 		{
 			name: "KV usage of V1 only: the V0 instance is missed",
-			old:  "(vllm:kv_cache_usage_perc or vllm:gpu_cache_usage_perc)", new: "(vllm:kv_cache_usage_perc)",
+			old:  `(vllm:kv_cache_usage_perc{pod=""} or vllm:gpu_cache_usage_perc{pod=""})`, new: `(vllm:kv_cache_usage_perc{pod=""})`,
+			wantInOutput: "instance:vllm_kv_cache_usage_perc:max",
+		},
+		{
+			name:         "Kubernetes KV usage per pod IP",
+			old:          `max by (cluster, namespace, pod, model_name) (vllm:kv_cache_usage_perc{pod!=""}`,
+			new:          `max by (cluster, namespace, pod, instance, model_name) (vllm:kv_cache_usage_perc{pod!=""}`,
 			wantInOutput: "instance:vllm_kv_cache_usage_perc:max",
 		},
 		{
 			name: "preemption rate threshold raised",
-			old:  "(rate(vllm:num_preemptions_total[5m])) > 0.1", new: "(rate(vllm:num_preemptions_total[5m])) > 0.2",
+			old:  ") > 0.1\n", new: ") > 0.2\n",
 			wantInOutput: "alertname: VLLMPreemptionsSustained",
 		},
 		{
-			name: "inter-token p99 without the V0 name",
-			old:  "\n            or ignoring (le)\n              rate(vllm:time_per_output_token_seconds_bucket[5m])", new: "",
+			name:         "Kubernetes preemptions per pod IP",
+			old:          `sum by (cluster, namespace, pod, model_name) (rate(vllm:num_preemptions_total{pod!=""}[5m]))`,
+			new:          `sum by (cluster, namespace, pod, instance, model_name) (rate(vllm:num_preemptions_total{pod!=""}[5m]))`,
+			wantInOutput: "alertname: VLLMPreemptionsSustained",
+		},
+		{
+			name:         "inter-token p99 without the V0 name",
+			old:          "\n                or ignoring (le)\n                  rate(vllm:time_per_output_token_seconds_bucket{pod=\"\"}[5m])",
+			new:          "",
 			wantInOutput: "instance:vllm_inter_token_latency_seconds:p99_rate5m",
 		},
 		{
-			name: "inter-token p99 mixing old and new buckets",
-			old:  "\n            or ignoring (le)\n", new: "\n            or\n",
+			name:         "Kubernetes inter-token p99 without the V0 name",
+			old:          "\n                or ignoring (le)\n                  rate(vllm:time_per_output_token_seconds_bucket{pod!=\"\"}[5m])",
+			new:          "",
+			wantInOutput: "instance:vllm_inter_token_latency_seconds:p99_rate5m",
+		},
+		{
+			name:         "inter-token p99 mixing old and new buckets",
+			old:          "rate(vllm:inter_token_latency_seconds_bucket{pod=\"\"}[5m])\n                or ignoring (le)\n",
+			new:          "rate(vllm:inter_token_latency_seconds_bucket{pod=\"\"}[5m])\n                or\n",
 			wantInOutput: "instance:vllm_inter_token_latency_seconds:p99_rate5m",
 		},
 		{
 			name:         "queue p99 recorded as p90",
-			old:          "record: instance:vllm_request_queue_time_seconds:p99_rate5m\n        expr: histogram_quantile(0.99",
-			new:          "record: instance:vllm_request_queue_time_seconds:p99_rate5m\n        expr: histogram_quantile(0.90",
+			old:          podQueueP99,
+			new:          strings.Replace(podQueueP99, "0.99", "0.90", 1),
 			wantInOutput: "instance:vllm_request_queue_time_seconds:p99_rate5m",
 		},
 		{
 			name: "engine down never fires",
-			old:  `expr: up{job="vllm"} == 0`, new: `expr: up{job="vllm"} == 0 and up{job="vllm"} == 1`,
+			old:  ") == 0\n", new: ") == 0 and on () vector(0) == 1\n",
+			wantInOutput: "alertname: VLLMEngineDown",
+		},
+		{
+			name:         "engine down on Kubernetes selects job vllm only",
+			old:          "(up{job=~\"(.+/)?vllm\", pod!=\"\"})\n            or",
+			new:          "(up{job=\"vllm\", pod!=\"\"})\n            or",
+			wantInOutput: "alertname: VLLMEngineDown",
+		},
+		{
+			name:         "engine down matches any job containing vllm: the node agent alerts",
+			old:          "(up{job=~\"(.+/)?vllm\", pod=\"\"})\n          ) == 0",
+			new:          "(up{job=~\".*vllm.*\", pod=\"\"})\n          ) == 0",
 			wantInOutput: "alertname: VLLMEngineDown",
 		},
 		{
 			name:         "engine down loses its severity",
-			old:          "severity: critical\n        annotations:\n          summary: \"vLLM server {{ $labels.instance }} is down\"",
-			new:          "severity: warning\n        annotations:\n          summary: \"vLLM server {{ $labels.instance }} is down\"",
+			old:          "severity: critical\n        annotations:\n          summary: \"vLLM server " + serverName + " is down\"",
+			new:          "severity: warning\n        annotations:\n          summary: \"vLLM server " + serverName + " is down\"",
+			wantInOutput: "alertname: VLLMEngineDown",
+		},
+		{
+			name:         "engine down named by pod IP on Kubernetes",
+			old:          "summary: \"vLLM server " + serverName + " is down\"",
+			new:          "summary: \"vLLM server {{ $labels.instance }} is down\"",
+			wantInOutput: "alertname: VLLMEngineDown",
+		},
+		{
+			name:         "engine down looks the pod's last model up by instance",
+			old:          `{{ with $labels.pod }}{{ $sel = printf "cluster=%q,namespace=%q,pod=%q" $labels.cluster $labels.namespace . }}{{ end }}`,
+			new:          "",
 			wantInOutput: "alertname: VLLMEngineDown",
 		},
 		{
 			name: "metrics-missing fires for healthy servers",
-			old:  "unless on (cluster, namespace, instance) vllm:num_requests_running", new: "unless on (cluster, namespace, instance) vllm:num_requests_waiting",
+			old:  "unless on (cluster, namespace, instance)\n              vllm:num_requests_running", new: "unless on (cluster, namespace, instance)\n              vllm:num_requests_waiting",
+			wantInOutput: "alertname: VLLMMetricsMissing",
+		},
+		{
+			name:         "Kubernetes metrics-missing per pod IP",
+			old:          `max by (cluster, namespace, pod) (up{job=~"(.+/)?vllm", pod!=""}) == 1`,
+			new:          `max by (cluster, namespace, pod, instance) (up{job=~"(.+/)?vllm", pod!=""}) == 1`,
 			wantInOutput: "alertname: VLLMMetricsMissing",
 		},
 		{
 			name: "targets-missing watches another job",
-			old:  `absent(up{job="vllm"})`, new: `absent(up{job="vllm-typo"})`,
+			old:  `absent(up{job=~"(.+/)?vllm"})`, new: `absent(up{job="vllm-typo"})`,
+			wantInOutput: "alertname: VLLMTargetsMissing",
+		},
+		{
+			name: "targets-missing watches job vllm only: fires forever on Kubernetes",
+			old:  `absent(up{job=~"(.+/)?vllm"})`, new: `absent(up{job="vllm"})`,
 			wantInOutput: "alertname: VLLMTargetsMissing",
 		},
 		{
 			name: "summary loses the model",
-			old:  `summary: "vLLM queue backlog on {{ $labels.instance }} ({{ $labels.model_name }})"`,
-			new:  `summary: "vLLM queue backlog on {{ $labels.instance }}"`, wantInOutput: "alertname: VLLMQueueBacklog",
+			old:  `summary: "vLLM queue backlog on ` + serverName + ` ({{ $labels.model_name }})"`,
+			new:  `summary: "vLLM queue backlog on ` + serverName + `"`, wantInOutput: "alertname: VLLMQueueBacklog",
 		},
 	}
+	testFiles := []string{rulesTestFile, rulesOperatorTestFile}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -202,11 +291,15 @@ func TestRuleUnitTestsCanFail(t *testing.T) {
 			dir := t.TempDir()
 			broken := strings.Replace(string(original), tt.old, tt.new, 1)
 			writeFile(t, filepath.Join(dir, "vllm.rules.yml"), broken)
-			tests, err := os.ReadFile(repoPath(t, rulesTestFile))
-			require.NoError(t, err)
-			writeFile(t, filepath.Join(dir, "vllm.rules.test.yml"), string(tests))
+			args := []string{"test", "rules"}
+			for _, f := range testFiles {
+				tests, err := os.ReadFile(repoPath(t, f))
+				require.NoError(t, err)
+				writeFile(t, filepath.Join(dir, filepath.Base(f)), string(tests))
+				args = append(args, filepath.Base(f))
+			}
 
-			out, ok := runTool(t, dir, bin, "test", "rules", "vllm.rules.test.yml")
+			out, ok := runTool(t, dir, bin, args...)
 			require.False(t, ok, "promtool test rules passed with a broken rule file; output:\n%s", out)
 			require.Contains(t, out, "FAILED", out)
 			require.Contains(t, out, tt.wantInOutput, "promtool failed, but not where expected:\n%s", out)
