@@ -169,6 +169,36 @@ func registerFleetFlags(fs *flag.FlagSet, cfg *sim.Config, o *options) {
 	fs.TextVar(&cfg.Profile, "profile", cfg.Profile, "load profile: steady, ramp:from=F,to=F,over=D, "+
 		"bursts:period=D,length=D,factor=F, step:at=D,factor=F, sine:period=D,amplitude=F")
 	fs.Float64Var(&cfg.Skew, "skew", cfg.Skew, "sigma of a log-normal per-engine rate multiplier (0: all engines equal)")
+	fs.Func("histogram-buckets", "replace a histogram family's buckets: 'family=b1,b2,...' with the family name "+
+		"without vllm: (e.g. time_to_first_token_seconds=0.1,0.5,1); repeatable", func(s string) error {
+		return parseBuckets(s, cfg)
+	})
+}
+
+// parseBuckets adds one --histogram-buckets value, family=b1,b2,..., to
+// cfg.HistogramBuckets. A "vllm:" prefix on the family is accepted.
+func parseBuckets(s string, cfg *sim.Config) error {
+	name, list, ok := strings.Cut(s, "=")
+	name = strings.TrimPrefix(strings.TrimSpace(name), "vllm:")
+	if !ok || name == "" {
+		return fmt.Errorf("want family=b1,b2,..., got %q", s)
+	}
+	var bounds []float64
+	for _, f := range splitList(list) {
+		b, err := strconv.ParseFloat(f, 64)
+		if err != nil {
+			return fmt.Errorf("%s: bound %q: %w", name, f, err)
+		}
+		bounds = append(bounds, b)
+	}
+	if len(bounds) == 0 {
+		return fmt.Errorf("%s: no bounds", name)
+	}
+	if cfg.HistogramBuckets == nil {
+		cfg.HistogramBuckets = map[string][]float64{}
+	}
+	cfg.HistogramBuckets[name] = bounds
+	return nil
 }
 
 func registerEngineFlags(fs *flag.FlagSet, p *sim.EngineParams) {
@@ -188,6 +218,10 @@ func registerEngineFlags(fs *flag.FlagSet, p *sim.EngineParams) {
 	fs.Float64Var(&p.AbortRate, "abort-rate", p.AbortRate, "fraction of requests aborted by the client mid-stream")
 	fs.IntVar(&p.MaxWaiting, "max-waiting", p.MaxWaiting, "arrivals beyond this queue length are aborted at once (0: unbounded)")
 	fs.Float64Var(&p.GPUMemoryUtilization, "gpu-memory-utilization", p.GPUMemoryUtilization, "reported in cache_config_info")
+	fs.Float64Var(&p.EngineAbortRate, "engine-abort-rate", p.EngineAbortRate, "fraction of requests the engine itself aborts mid-stream; only these count as finished_reason=\"abort\"")
+	fs.BoolVar(&p.ReserveFullISL, "scheduler-reserve-full-isl", p.ReserveFullISL, "admit a waiting request only when its whole prompt fits in free KV blocks (vLLM's default since 2026-03); false: its first chunk is enough")
+	fs.Float64Var(&p.MaxTokensSetRate, "max-tokens-set-rate", p.MaxTokensSetRate, "fraction of requests that set max_tokens (the rest get max_model_len minus the prompt and are not observed in request_params_max_tokens)")
+	fs.IntVar(&p.SleepLevel, "sleep-level", p.SleepLevel, "engines start asleep at this level (0 awake, 1 weights offloaded, 2 discard all); POST /sleep?level=N and /wake_up change it at run time")
 }
 
 // expand turns the layout flags into instance configs.

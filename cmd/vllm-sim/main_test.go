@@ -58,6 +58,23 @@ func TestParseArgs(t *testing.T) {
 				require.Equal(t, "0.0.0.0", c.Listen)
 				require.Equal(t, 9000, c.BasePort)
 			}},
+		{"vLLM scheduler and sleep flags", []string{"--scheduler-reserve-full-isl=false", "--max-tokens-set-rate", "0.25",
+			"--sleep-level", "2", "--engine-abort-rate", "0.05"}, func(t *testing.T, c sim.Config) {
+			require.Equal(t, 0.05, c.Engine.EngineAbortRate)
+			require.False(t, c.Engine.ReserveFullISL)
+			require.Equal(t, 0.25, c.Engine.MaxTokensSetRate)
+			require.Equal(t, 2, c.Engine.SleepLevel)
+		}},
+		{"vLLM defaults", nil, func(t *testing.T, c sim.Config) {
+			require.True(t, c.Engine.ReserveFullISL, "scheduler_reserve_full_isl defaults to true")
+			require.Equal(t, 1.0, c.Engine.MaxTokensSetRate)
+			require.Zero(t, c.Engine.SleepLevel)
+		}},
+		{"histogram buckets", []string{"--histogram-buckets", "time_to_first_token_seconds=0.1, 0.5,1",
+			"--histogram-buckets", "vllm:e2e_request_latency_seconds=10,60"}, func(t *testing.T, c sim.Config) {
+			require.Equal(t, map[string][]float64{"time_to_first_token_seconds": {0.1, 0.5, 1},
+				"e2e_request_latency_seconds": {10, 60}}, c.HistogramBuckets)
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -82,6 +99,9 @@ func TestParseArgsErrors(t *testing.T) {
 		{"bad generation", []string{"--generation", "v2"}},
 		{"stray argument", []string{"serve"}},
 		{"missing config", []string{"--config", "/nonexistent/fleet.json"}},
+		{"buckets without family", []string{"--histogram-buckets", "0.1,0.5"}},
+		{"buckets not numbers", []string{"--histogram-buckets", "time_to_first_token_seconds=fast"}},
+		{"buckets empty", []string{"--histogram-buckets", "time_to_first_token_seconds="}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -173,6 +193,11 @@ func TestRunStopsAfterDuration(t *testing.T) {
 	require.Less(t, time.Since(start), 5*time.Second)
 }
 
+func TestRunRejectsUnknownHistogramFamily(t *testing.T) {
+	err := run(context.Background(), []string{"--histogram-buckets", "ttft=1,2"}, io.Discard, io.Discard)
+	require.ErrorIs(t, err, sim.ErrInvalidConfig)
+}
+
 func TestRunRejectsV0DataParallel(t *testing.T) {
 	err := run(context.Background(), []string{"--generation", "v0", "--engines-per-instance", "2"}, io.Discard, io.Discard)
 	require.ErrorIs(t, err, sim.ErrInvalidConfig)
@@ -218,4 +243,33 @@ func TestAdvertiseHost(t *testing.T) {
 			require.Equal(t, "[::]:8000", eps[0].Addr, "input not changed")
 		})
 	}
+}
+
+func TestRunServesCustomHistogramBuckets(t *testing.T) {
+	var out syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"--instances", "1", "--warmup", "1m",
+			"--histogram-buckets", "time_to_first_token_seconds=0.25,1,4"}, &out, io.Discard)
+	}()
+	require.Eventually(t, func() bool { return strings.Count(out.String(), "\n") == 1 }, 10*time.Second, 10*time.Millisecond)
+	m := lineRE.FindStringSubmatch(strings.TrimSpace(out.String()))
+	require.NotNil(t, m)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+m[1]+"/metrics", nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, resp.Body.Close())
+	require.NoError(t, err)
+	les := regexp.MustCompile(`vllm:time_to_first_token_seconds_bucket\{[^}]*le="([^"]+)"`).FindAllStringSubmatch(string(body), -1)
+	var got []string
+	for _, l := range les {
+		got = append(got, l[1])
+	}
+	require.Equal(t, []string{"0.25", "1.0", "4.0", "+Inf"}, got)
+	cancel()
+	require.NoError(t, <-done)
 }

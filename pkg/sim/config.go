@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 )
 
@@ -59,8 +60,26 @@ type EngineParams struct {
 
 	PrefixCaching bool    `json:"prefix_caching"`  // report prefix caching as enabled and skip cached prefill
 	PrefixHitRate float64 `json:"prefix_hit_rate"` // mean fraction of a prompt found in the prefix cache
-	AbortRate     float64 `json:"abort_rate"`      // fraction of requests the client aborts mid-stream
+	AbortRate     float64 `json:"abort_rate"`      // fraction of requests the client aborts mid-stream (no finished metric shows them)
 	MaxWaiting    int     `json:"max_waiting"`     // arrivals beyond this queue length are aborted at once; 0 = unbounded
+
+	// EngineAbortRate is the fraction of requests the engine core itself
+	// aborts mid-stream (a KV-transfer failure, say); only these count as
+	// request_success_total{finished_reason="abort"}, with the usual
+	// finished-request observations.
+	EngineAbortRate float64 `json:"engine_abort_rate"`
+	// ReserveFullISL is vLLM's scheduler_reserve_full_isl (default true
+	// since 2026-03-24): a waiting request is admitted only when its whole
+	// sequence fits in the free KV blocks, not just its first prefill chunk.
+	ReserveFullISL bool `json:"reserve_full_isl"`
+	// MaxTokensSetRate is the fraction of requests that set max_tokens;
+	// the others get vLLM's default, max_model_len minus the prompt, and
+	// are not observed in request_params_max_tokens.
+	MaxTokensSetRate float64 `json:"max_tokens_set_rate"`
+	// SleepLevel is the sleep state the engine starts in: 0 awake, 1
+	// weights offloaded, 2 everything discarded. A sleeping engine serves
+	// nothing; Fleet.SetSleep and the /sleep, /wake_up endpoints change it.
+	SleepLevel int `json:"sleep_level"`
 
 	GPUMemoryUtilization float64 `json:"gpu_memory_utilization"` // reported in cache_config_info only
 }
@@ -84,6 +103,8 @@ func DefaultEngineParams() EngineParams {
 		PrefixHitRate:        0.3,
 		AbortRate:            0.002,
 		MaxWaiting:           10000,
+		ReserveFullISL:       true,
+		MaxTokensSetRate:     1,
 		GPUMemoryUtilization: 0.9,
 	}
 }
@@ -116,6 +137,14 @@ type Config struct {
 
 	PreemptionLog int // preemption events kept per engine (oldest dropped)
 	RequestLog    int // completed requests kept per engine (oldest dropped)
+
+	// HistogramBuckets replaces the bucket upper bounds of histogram
+	// families, as an operator can with vLLM's custom_histogram_buckets.
+	// Keys are family names without the "vllm:" prefix (for example
+	// "time_to_first_token_seconds"); values are finite, strictly
+	// ascending upper bounds (+Inf is implied). A key must name a histogram
+	// family of V1 or V0; it applies to every instance that exposes it.
+	HistogramBuckets map[string][]float64
 
 	// Epoch is the wall time simulated time 0 maps to while the fleet is
 	// driven by Advance; the zero value means the time NewFleet ran.
@@ -159,6 +188,7 @@ func (c Config) normalized() Config {
 		c.Epoch = time.Now()
 	}
 	c.Instances = append([]InstanceConfig(nil), c.Instances...)
+	c.HistogramBuckets = maps.Clone(c.HistogramBuckets)
 	for i := range c.Instances {
 		c.Instances[i] = c.Instances[i].normalized(c.Engine)
 	}
@@ -196,6 +226,9 @@ func (c Config) validate() error {
 		return fmt.Errorf("%w: base port %d leaves no room for %d instances", ErrInvalidConfig, c.BasePort, len(c.Instances))
 	}
 	if err := c.Profile.validate(); err != nil {
+		return err
+	}
+	if err := validateBuckets(c.HistogramBuckets); err != nil {
 		return err
 	}
 	for i, ic := range c.Instances {
@@ -245,8 +278,13 @@ func (p EngineParams) validate() error {
 	if p.capacity() < 2 {
 		return fmt.Errorf("%w: min(max_model_len, num_gpu_blocks×block_size) must be ≥ 2 tokens", ErrInvalidConfig)
 	}
-	if p.PrefixHitRate < 0 || p.PrefixHitRate > 1 || p.AbortRate < 0 || p.AbortRate > 1 || p.MaxWaiting < 0 {
-		return fmt.Errorf("%w: prefix_hit_rate and abort_rate must be in [0, 1], max_waiting ≥ 0", ErrInvalidConfig)
+	if p.PrefixHitRate < 0 || p.PrefixHitRate > 1 || p.AbortRate < 0 || p.AbortRate > 1 || p.MaxWaiting < 0 ||
+		p.MaxTokensSetRate < 0 || p.MaxTokensSetRate > 1 || p.EngineAbortRate < 0 || p.EngineAbortRate > 1 {
+		return fmt.Errorf("%w: prefix_hit_rate, abort_rate, engine_abort_rate and max_tokens_set_rate must be in [0, 1], max_waiting ≥ 0",
+			ErrInvalidConfig)
+	}
+	if p.SleepLevel < 0 || p.SleepLevel > 2 {
+		return fmt.Errorf("%w: sleep_level is %d, must be 0 (awake), 1 or 2", ErrInvalidConfig, p.SleepLevel)
 	}
 	if err := p.PromptTokens.validate("prompt_tokens"); err != nil {
 		return err

@@ -23,6 +23,8 @@ type fileConfig struct {
 	Instances     []fileInstance  `json:"instances"`
 	PreemptionLog *int            `json:"preemption_log"`
 	RequestLog    *int            `json:"request_log"`
+	// HistogramBuckets, when present, replaces base's map as a whole.
+	HistogramBuckets map[string][]float64 `json:"histogram_buckets"`
 }
 
 type fileInstance struct {
@@ -69,6 +71,9 @@ func ParseConfig(data []byte, base Config) (Config, error) {
 	set(&c.Skew, fc.Skew)
 	set(&c.PreemptionLog, fc.PreemptionLog)
 	set(&c.RequestLog, fc.RequestLog)
+	if fc.HistogramBuckets != nil {
+		c.HistogramBuckets = fc.HistogramBuckets
+	}
 	if fc.Tick != nil {
 		c.Tick = time.Duration(*fc.Tick)
 	}

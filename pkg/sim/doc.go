@@ -7,6 +7,12 @@
 // (chunked prefill), a KV cache of fixed-size blocks, and recompute
 // preemption of the newest running request when a block cannot be found.
 // A step takes a + b·(sequences in batch) + c·(prefill tokens in step).
+// As vLLM does today (main, 2026-08): a waiting request is admitted only
+// when its whole prompt fits in the free blocks (scheduler_reserve_full_isl);
+// V1's preemption counter counts a preemption when the victim's next output
+// arrives, so it lags the true instants that PreemptionEvents keeps and
+// misses victims whose client aborts first; client aborts reach no
+// finished-request metric; an engine can be put to sleep (Fleet.SetSleep).
 //
 // Engines are grouped into instances. An instance is one vLLM server: one
 // /metrics endpoint on one port. Several engines on one instance are

@@ -98,19 +98,24 @@ func TestPreemptionsMatchEvents(t *testing.T) {
 			s := scrape(t, f, 0)
 			for _, e := range f.Snapshot().Engines {
 				require.Positive(t, e.Preemptions, "an over-committed cache must preempt")
-				n := 0
+				n, reported := 0, 0
 				for _, ev := range events {
 					if ev.Engine == e.Engine {
 						n++
 						require.GreaterOrEqual(t, ev.KVUsage, 0.9, "preemption only when the cache is full")
+						if ev.Reported {
+							reported++
+						}
 					}
 				}
 				require.Equal(t, int64(n), e.Preemptions, "logged events equal the true count")
 				match := map[string]string{"engine": strconv.Itoa(e.Engine)}
 				if tt.gen == V0 {
 					match = nil
+					require.Equal(t, n, reported, "V0 counted in the scheduler, at once")
 				}
-				require.Equal(t, float64(n), s.value(t, "vllm:num_preemptions_total", match), "counter equals events")
+				require.Equal(t, float64(reported), s.value(t, "vllm:num_preemptions_total", match), "counter equals reported events")
+				require.Equal(t, int64(reported), e.PreemptionsReported)
 			}
 		})
 	}
@@ -191,7 +196,7 @@ func checkGaugesTellTruth(t *testing.T, s scraped, truth []EngineState, inst int
 		require.Equal(t, float64(e.Waiting), s.value(t, "vllm:num_requests_waiting", match))
 		require.Equal(t, float64(e.Running), s.value(t, "vllm:num_requests_running", match))
 		require.Equal(t, float64(e.KVBlocksUsed)/float64(e.KVBlocksTotal), s.value(t, usage, match))
-		require.Equal(t, float64(e.Preemptions), s.value(t, "vllm:num_preemptions_total", match))
+		require.Equal(t, float64(e.PreemptionsReported), s.value(t, "vllm:num_preemptions_total", match))
 	}
 }
 
@@ -214,14 +219,18 @@ func TestHistogramsTellTruth(t *testing.T) {
 	done := f.CompletedRequests()
 	require.Less(t, len(done), f.Config().RequestLog, "the log must hold every request for this check")
 	var queue, wait float64
+	finished := 0
 	for _, r := range done {
-		queue += r.QueueTime.Seconds()
 		wait += r.Wait.Seconds()
 		require.GreaterOrEqual(t, r.Wait, r.QueueTime)
+		if !r.ClientAborted { // vLLM observes no queue time for client aborts
+			queue += r.QueueTime.Seconds()
+			finished++
+		}
 	}
 	s := scrape(t, f, 0)
 	q := s.families["vllm:request_queue_time_seconds"].series[0]
-	require.Equal(t, uint64(len(done)), q.count)
+	require.Equal(t, uint64(finished), q.count)
 	require.InDelta(t, queue, q.sum, 1e-6)
 	require.InDelta(t, wait, f.Snapshot().Engines[0].TotalWait.Seconds(), 1e-6)
 }

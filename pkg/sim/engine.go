@@ -39,6 +39,7 @@ type engine struct {
 	running    []*request
 	freeBlocks int
 	nextID     uint64
+	sleepLevel int // 0 awake, 1 weights offloaded, 2 discard all
 
 	st            counters
 	h             hists
@@ -48,14 +49,15 @@ type engine struct {
 
 // counters are the engine's cumulative totals and integrals.
 type counters struct {
-	arrivals, rejected, completed, preemptions int64
-	promptTokens, cachedPromptTokens           int64
-	generationTokens                           int64
-	prefixQueries, prefixHits                  int64
-	success                                    [numReasons]int64
-	totalWait                                  time.Duration
-	busy                                       time.Duration
-	waitingArea, runningArea                   area
+	arrivals, rejected, completed, aborted int64
+	preemptions, truePreemptions           int64 // counted by the frontend; happened
+	promptTokens, cachedPromptTokens       int64
+	generationTokens                       int64
+	prefixQueries, prefixHits              int64
+	success                                [numReasons]int64
+	totalWait                              time.Duration
+	busy                                   time.Duration
+	waitingArea, runningArea               area
 }
 
 // area is an exact integral of a count over time in request·nanoseconds.
@@ -117,6 +119,7 @@ func newEngine(ic InstanceConfig, s engineSetup) *engine {
 		rate:    s.rate,
 		profile: s.profile, limitTokens: p.capacity(),
 		freeBlocks:    p.NumGPUBlocks,
+		sleepLevel:    p.SleepLevel,
 		h:             newHists(ic.Generation, p.MaxModelLen),
 		preemptionLog: newRing[PreemptionEvent](s.preemptionLog),
 		completedLog:  newRing[CompletedRequest](s.requestLog),
@@ -169,7 +172,9 @@ func (e *engine) elapse(t time.Duration) {
 // yields an exact inhomogeneous Poisson process for any profile.
 func (e *engine) arrivalCandidate() {
 	peak := e.rate * e.profile.peak()
-	if e.rng.Float64()*peak < e.rate*e.profile.factor(e.now) {
+	// A sleeping engine gets no traffic; the draw still happens, so
+	// sleeping does not shift the random stream of later arrivals.
+	if e.rng.Float64()*peak < e.rate*e.profile.factor(e.now) && e.sleepLevel == 0 {
 		e.arrive()
 	}
 	e.nextArrival = e.drawGap(e.now)
@@ -191,12 +196,12 @@ func (e *engine) drawGap(from time.Duration) time.Duration {
 	return from + time.Duration(gap)
 }
 
-// arrive queues a new request, or aborts it at once when the queue is full,
-// as a client that gives up would.
+// arrive queues a new request, or drops it when the queue is full, as a
+// client that gives up at once would. Like every client abort it reaches
+// no vLLM metric.
 func (e *engine) arrive() {
 	if e.p.MaxWaiting > 0 && e.waiting.len() >= e.p.MaxWaiting {
 		e.st.rejected++
-		e.st.success[reasonAbort]++
 		return
 	}
 	e.st.arrivals++
@@ -205,13 +210,25 @@ func (e *engine) arrive() {
 
 func (e *engine) newRequest() *request {
 	e.nextID++
-	r := &request{id: e.nextID, arrival: e.now, waitStart: e.now, maxTokens: e.limitMaxTokens}
+	r := &request{id: e.nextID, arrival: e.now, waitStart: e.now, maxTokens: e.limitMaxTokens, setMax: true}
+	// Only a fraction strictly between 0 and 1 draws, so the default
+	// (every request sets max_tokens) keeps the random stream unchanged.
+	if s := e.p.MaxTokensSetRate; s < 1 && (s <= 0 || e.rng.Float64() >= s) {
+		r.setMax = false
+	}
 	r.prompt = min(e.p.PromptTokens.sample(e.rng), e.limitTokens-r.maxTokens)
+	if !r.setMax {
+		// vLLM's default max_tokens: whatever max_model_len leaves.
+		r.maxTokens = e.limitTokens - r.prompt
+	}
 	r.target, r.reason = e.p.OutputTokens.sample(e.rng), reasonStop
 	if r.target >= r.maxTokens {
 		r.target, r.reason = r.maxTokens, reasonLength
 	}
 	if e.rng.Float64() < e.p.AbortRate {
+		r.target, r.reason, r.clientAbort = 1+e.rng.IntN(r.target), reasonAbort, true
+	} else if e.p.EngineAbortRate > 0 && e.rng.Float64() < e.p.EngineAbortRate {
+		// Only a positive rate draws, so the default keeps the random stream.
 		r.target, r.reason = 1+e.rng.IntN(r.target), reasonAbort
 	}
 	if e.p.PrefixCaching {

@@ -18,6 +18,9 @@ const ContentType = "text/plain; version=0.0.4; charset=utf-8"
 type family struct {
 	name, help, typ string
 	series          func(e *engine, w *seriesWriter)
+	// hist returns the engine's histogram for histogram families; nil for
+	// the others. Custom bucket lists are applied through it.
+	hist func(e *engine) *histogram
 }
 
 // labelPair is one label of a series.

@@ -8,15 +8,16 @@ import (
 // holds the engine's lock.
 
 func gauge(name, help string, v func(e *engine) float64) family {
-	return family{name, help, "gauge", func(e *engine, w *seriesWriter) { w.sample(v(e)) }}
+	return family{name: name, help: help, typ: "gauge", series: func(e *engine, w *seriesWriter) { w.sample(v(e)) }}
 }
 
 func counter(name, help string, v func(e *engine) float64) family {
-	return family{name, help, "counter", func(e *engine, w *seriesWriter) { w.sample(v(e)) }}
+	return family{name: name, help: help, typ: "counter", series: func(e *engine, w *seriesWriter) { w.sample(v(e)) }}
 }
 
 func hist(name, help string, h func(e *engine) *histogram) family {
-	return family{name, help, "histogram", func(e *engine, w *seriesWriter) { w.histogram(h(e)) }}
+	return family{name: name, help: help, typ: "histogram", series: func(e *engine, w *seriesWriter) { w.histogram(h(e)) },
+		hist: h}
 }
 
 func zero(*engine) float64 { return 0 }
@@ -84,7 +85,7 @@ func successFamily(gen Generation) family {
 				w.sample(i64(e.st.success[r]), "finished_reason", reasonNames[r])
 			}
 		}
-	}}
+	}, nil}
 }
 
 func pyBool(b bool) string {

@@ -57,7 +57,7 @@ func loraInfoV0() family {
 	return family{"vllm:lora_requests_info", "Running stats on lora requests.", "gauge",
 		func(_ *engine, w *seriesWriter) {
 			w.info(float64(w.wall.Unix()), "max_lora", "0", "running_lora_adapters", "", "waiting_lora_adapters", "")
-		}}
+		}, nil}
 }
 
 // cacheConfigV0 has V0's CacheConfig attributes and no engine label.
@@ -69,5 +69,5 @@ func cacheConfigV0() family {
 			"gpu_memory_utilization", pyFloat(e.p.GPUMemoryUtilization), "is_attention_free", "False",
 			"num_cpu_blocks", "2048", "num_gpu_blocks", itoa(e.p.NumGPUBlocks), "num_gpu_blocks_override", "None",
 			"sliding_window", "None", "swap_space_bytes", "4294967296")
-	}}
+	}, nil}
 }

@@ -64,17 +64,24 @@ func waitingByReasonV1() family {
 		"gauge", func(e *engine, w *seriesWriter) {
 			w.sample(float64(e.waiting.len()), "reason", "capacity")
 			w.sample(0, "reason", "deferred")
-		}}
+		}, nil}
 }
 
 func sleepStateV1() family {
 	return family{"vllm:engine_sleep_state", "Engine sleep state; awake = 0 means engine is sleeping; " +
 		"awake = 1 means engine is awake; weights_offloaded = 1 means sleep level 1; " +
-		"discard_all = 1 means sleep level 2.", "gauge", func(_ *engine, w *seriesWriter) {
-		w.sample(1, "sleep_state", "awake")
-		w.sample(0, "sleep_state", "weights_offloaded")
-		w.sample(0, "sleep_state", "discard_all")
-	}}
+		"discard_all = 1 means sleep level 2.", "gauge", func(e *engine, w *seriesWriter) {
+		w.sample(b2f(e.sleepLevel == 0), "sleep_state", "awake")
+		w.sample(b2f(e.sleepLevel == 1), "sleep_state", "weights_offloaded")
+		w.sample(b2f(e.sleepLevel == 2), "sleep_state", "discard_all")
+	}, nil}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func promptBySourceV1() family {
@@ -83,23 +90,29 @@ func promptBySourceV1() family {
 			w.sample(i64(e.st.promptTokens-e.st.cachedPromptTokens), "source", "local_compute")
 			w.sample(i64(e.st.cachedPromptTokens), "source", "local_cache_hit")
 			w.sample(0, "source", "external_kv_transfer")
-		}}
+		}, nil}
 }
 
-// cacheConfigV1 carries one label per CacheConfig attribute (upstream main,
-// 2026-05) plus engine, and no model_name.
+// cacheConfigV1 carries one label per CacheConfig.metrics_info() entry
+// (upstream main, 2026-08) plus engine, and no model_name:
+// prefix_match_unit, kv_cache_size_tokens and kv_cache_max_concurrency
+// (KV tokens per max_model_len) are there; calculate_kv_scales and
+// hash_block_size are gone.
 func cacheConfigV1() family {
 	return family{"vllm:cache_config_info", helpCacheConfig, "gauge", func(e *engine, w *seriesWriter) {
+		kvTokens := e.p.NumGPUBlocks * e.p.BlockSize
 		w.info(1,
 			"_block_size_resolved", "True", "block_size", itoa(e.p.BlockSize), "cache_dtype", "auto",
-			"calculate_kv_scales", "False", "enable_prefix_caching", pyBool(e.p.PrefixCaching),
+			"enable_prefix_caching", pyBool(e.p.PrefixCaching),
 			"engine", itoa(e.rank), "gpu_memory_utilization", pyFloat(e.p.GPUMemoryUtilization),
-			"hash_block_size", "None", "is_attention_free", "False", "kv_cache_dtype_skip_layers", "[]",
-			"kv_cache_memory_bytes", "None", "kv_offloading_backend", "native", "kv_offloading_size", "None",
+			"is_attention_free", "False", "kv_cache_dtype_skip_layers", "[]",
+			"kv_cache_max_concurrency", pyFloat(float64(kvTokens)/float64(e.p.MaxModelLen)),
+			"kv_cache_memory_bytes", "None", "kv_cache_size_tokens", itoa(kvTokens),
+			"kv_offloading_backend", "native", "kv_offloading_size", "None",
 			"kv_sharing_fast_prefill", "False", "mamba_block_size", "None", "mamba_cache_dtype", "auto",
 			"mamba_cache_mode", "none", "mamba_page_size_padded", "None", "mamba_ssm_cache_dtype", "auto",
 			"num_cpu_blocks", "None", "num_gpu_blocks", itoa(e.p.NumGPUBlocks), "num_gpu_blocks_override", "None",
-			"prefix_caching_hash_algo", "sha256", "sliding_window", "None", "user_specified_block_size", "False",
+			"prefix_caching_hash_algo", "sha256", "prefix_match_unit", itoa(e.p.BlockSize), "sliding_window", "None", "user_specified_block_size", "False",
 			"user_specified_mamba_block_size", "False")
-	}}
+	}, nil}
 }

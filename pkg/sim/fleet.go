@@ -91,6 +91,7 @@ func NewFleet(cfg Config) (*Fleet, error) {
 				rate: cfg.Rate * ic.RateFactor * mult, profile: cfg.Profile,
 				preemptionLog: cfg.PreemptionLog, requestLog: cfg.RequestLog,
 			})
+			applyBuckets(e, inst.fams, cfg.HistogramBuckets)
 			inst.engines = append(inst.engines, e)
 			f.engines = append(f.engines, e)
 		}
@@ -222,6 +223,9 @@ func (f *Fleet) PreemptionEvents() []PreemptionEvent {
 	for i := range out {
 		out[i].Time = m.wall(out[i].SimTime)
 		out[i].Addr = addrs[out[i].Instance]
+		if out[i].Reported {
+			out[i].ReportedTime = m.wall(out[i].ReportedSimTime)
+		}
 	}
 	slices.SortStableFunc(out, func(a, b PreemptionEvent) int { return cmp.Compare(a.SimTime, b.SimTime) })
 	return out
@@ -263,4 +267,43 @@ func (f *Fleet) WriteMetrics(w io.Writer, instance int) error {
 		return fmt.Errorf("sim: writing metrics of instance %d: %w", instance, err)
 	}
 	return nil
+}
+
+// SetSleep puts every engine of an instance to sleep at level 1 (weights
+// offloaded) or 2 (everything discarded), or wakes them with level 0, as
+// vLLM's /sleep and /wake_up endpoints do. A sleeping engine gets no
+// arrivals and runs no steps; requests it holds stay where they are and
+// continue after waking. vllm:engine_sleep_state shows the level.
+func (f *Fleet) SetSleep(instance, level int) error {
+	if instance < 0 || instance >= len(f.instances) {
+		return fmt.Errorf("%w: %d (fleet has %d)", ErrNoInstance, instance, len(f.instances))
+	}
+	if level < 0 || level > 2 {
+		return fmt.Errorf("%w: sleep level %d is not 0, 1 or 2", ErrInvalidConfig, level)
+	}
+	until, _ := f.clock()
+	for _, e := range f.instances[instance].engines {
+		e.mu.Lock()
+		e.advanceTo(until)
+		e.sleepLevel = level
+		if level == 0 && !e.busy {
+			e.startStep()
+		}
+		e.mu.Unlock()
+	}
+	return nil
+}
+
+// Sleeping reports whether any engine of the instance is asleep.
+func (f *Fleet) Sleeping(instance int) (bool, error) {
+	if instance < 0 || instance >= len(f.instances) {
+		return false, fmt.Errorf("%w: %d (fleet has %d)", ErrNoInstance, instance, len(f.instances))
+	}
+	asleep := false
+	for _, e := range f.instances[instance].engines {
+		e.mu.Lock()
+		asleep = asleep || e.sleepLevel != 0
+		e.mu.Unlock()
+	}
+	return asleep, nil
 }

@@ -1,6 +1,12 @@
 package sim
 
-import "sort"
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+)
 
 // Bucket boundaries, copied from vLLM (newest lists; see the metric
 // catalogue). They are shared, never modified.
@@ -54,4 +60,56 @@ func (h *histogram) observe(v float64) {
 	h.counts[sort.SearchFloat64s(h.bounds, v)]++
 	h.sum += v
 	h.count++
+}
+
+// histogramFamilyPrefix is the prefix HistogramBuckets keys leave out.
+const histogramFamilyPrefix = "vllm:"
+
+// histogramFamilyNames lists the keys HistogramBuckets accepts: the
+// histogram families of both generations, without the "vllm:" prefix.
+func histogramFamilyNames() map[string]bool {
+	names := map[string]bool{}
+	for _, fams := range [][]family{v1Families, v0Families} {
+		for _, f := range fams {
+			if f.hist != nil {
+				names[strings.TrimPrefix(f.name, histogramFamilyPrefix)] = true
+			}
+		}
+	}
+	return names
+}
+
+// validateBuckets checks custom bucket lists: known family, at least one
+// bound, finite and strictly ascending.
+func validateBuckets(custom map[string][]float64) error {
+	known := histogramFamilyNames()
+	for name, bounds := range custom {
+		if !known[name] {
+			return fmt.Errorf("%w: histogram_buckets: %q is not a histogram family (give the name without %q)",
+				ErrInvalidConfig, name, histogramFamilyPrefix)
+		}
+		if len(bounds) == 0 {
+			return fmt.Errorf("%w: histogram_buckets: %s has no bounds", ErrInvalidConfig, name)
+		}
+		for i, b := range bounds {
+			if math.IsNaN(b) || math.IsInf(b, 0) || (i > 0 && b <= bounds[i-1]) {
+				return fmt.Errorf("%w: histogram_buckets: %s bounds must be finite and strictly ascending (+Inf is implied)",
+					ErrInvalidConfig, name)
+			}
+		}
+	}
+	return nil
+}
+
+// applyBuckets replaces the histograms of e that custom names with empty
+// ones using the custom bounds. It runs before the engine observes anything.
+func applyBuckets(e *engine, fams []family, custom map[string][]float64) {
+	for _, f := range fams {
+		if f.hist == nil {
+			continue
+		}
+		if bounds, ok := custom[strings.TrimPrefix(f.name, histogramFamilyPrefix)]; ok {
+			*f.hist(e) = newHistogram(slices.Clone(bounds))
+		}
+	}
 }

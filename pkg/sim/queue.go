@@ -46,14 +46,18 @@ func (d *deque[T]) grow() {
 
 // ring keeps the newest limit values pushed to it.
 type ring[T any] struct {
-	buf   []T
-	next  int
-	limit int
+	buf    []T
+	next   int
+	limit  int
+	pushed uint64 // values pushed so far; the next push gets this sequence number
 }
 
 func newRing[T any](limit int) ring[T] { return ring[T]{limit: limit} }
 
-func (r *ring[T]) push(v T) {
+// push keeps v and returns its sequence number (0 for the first push).
+func (r *ring[T]) push(v T) uint64 {
+	seq := r.pushed
+	r.pushed++
 	switch {
 	case r.limit == 0:
 	case len(r.buf) < r.limit:
@@ -62,6 +66,17 @@ func (r *ring[T]) push(v T) {
 		r.buf[r.next] = v
 		r.next = (r.next + 1) % r.limit
 	}
+	return seq
+}
+
+// at returns the value pushed with sequence number seq, or nil once it has
+// been dropped. Pushes fill the buffer in order and then wrap, so seq sits
+// at seq mod limit.
+func (r *ring[T]) at(seq uint64) *T {
+	if r.limit == 0 || seq >= r.pushed || r.pushed-seq > uint64(r.limit) {
+		return nil
+	}
+	return &r.buf[seq%uint64(r.limit)]
 }
 
 // appendTo appends the kept values, oldest first.

@@ -28,9 +28,13 @@ type request struct {
 	arrival   time.Duration
 	prompt    int
 	maxTokens int
-	target    int // outputs after which it finishes
-	reason    finishReason
-	cached    int // prompt tokens found in the prefix cache, a whole number of blocks
+	target    int          // outputs after which it finishes
+	reason    finishReason // reasonAbort: aborted after target outputs, by the client or the engine
+	// clientAbort: the client disconnects (no finished metric); else an
+	// abort reason is one the engine core reports (a normal finish).
+	clientAbort bool
+	cached      int  // prompt tokens found in the prefix cache, a whole number of blocks
+	setMax      bool // the request set max_tokens (else vLLM's default applied)
 
 	numTokens int
 	outputs   int
@@ -46,6 +50,10 @@ type request struct {
 	firstToken     time.Duration
 	lastToken      time.Duration
 	preemptions    int
+	// unreported are the preemption-log sequence numbers of preemptions
+	// the frontend has not counted yet: vLLM counts them with the
+	// request's next output.
+	unreported []uint64
 }
 
 // scheduledSeq is one request's share of a step.

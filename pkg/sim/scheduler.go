@@ -6,10 +6,15 @@ import "time"
 // running requests in order (decode or the next prefill chunk), each taking
 // KV blocks and preempting the newest running request when none are free;
 // then, only if nothing was preempted, waiting requests from the front of
-// the queue while the token budget, max-num-seqs and free blocks allow.
+// the queue while the token budget, max-num-seqs and free blocks allow. A
+// sleeping engine schedules nothing.
 func (e *engine) startStep() {
 	e.batch = e.batch[:0]
 	e.preempted = false
+	if e.sleepLevel != 0 {
+		e.busy = false
+		return
+	}
 	budget := e.scheduleRunning(e.p.MaxNumBatchedTokens)
 	if !e.preempted {
 		e.scheduleWaiting(budget)
@@ -56,13 +61,15 @@ func (e *engine) grow(r *request, n int) bool {
 }
 
 // scheduleWaiting admits requests from the front of the queue. It stops at
-// the first one that does not fit (FCFS: no overtaking), as vLLM does.
+// the first one that does not fit (FCFS: no overtaking), as vLLM does. With
+// ReserveFullISL the whole sequence must fit in the free blocks, though only
+// the first chunk's blocks are allocated now.
 func (e *engine) scheduleWaiting(budget int) {
 	for e.waiting.len() > 0 && budget > 0 && len(e.running) < e.p.MaxNumSeqs {
 		r := e.waiting.front()
 		n := min(r.numTokens-r.cached, budget)
 		need := e.blocksFor(r.cached + n)
-		if need > e.freeBlocks {
+		if need > e.freeBlocks || (e.p.ReserveFullISL && e.blocksFor(r.numTokens) > e.freeBlocks) {
 			return
 		}
 		e.waiting.popFront()
@@ -78,7 +85,9 @@ func (e *engine) admit(r *request, blocks int) {
 	e.freeBlocks -= blocks
 	r.blocks = blocks
 	r.computed = r.cached
-	if e.p.PrefixCaching {
+	// A preempted request's re-admission goes to counters vLLM does not
+	// export, so only the first admission is counted.
+	if e.p.PrefixCaching && !r.scheduled {
 		e.st.prefixQueries += int64(r.numTokens)
 		e.st.prefixHits += int64(r.cached)
 	}
@@ -92,6 +101,10 @@ func (e *engine) admit(r *request, blocks int) {
 
 // preempt evicts v, the newest running request, by recompute: its blocks are
 // freed, its KV progress is lost, and it goes back to the front of the queue.
+// The log records the true instant. V1's frontend counts the preemption only
+// with v's next output; a client that will abort leaves as soon as its
+// stream stalls, so such a preemption is never counted. V0 counted in the
+// scheduler, at once.
 func (e *engine) preempt(v *request) {
 	usage := e.kvUsage()
 	e.running = e.running[:len(e.running)-1]
@@ -99,13 +112,45 @@ func (e *engine) preempt(v *request) {
 	v.blocks, v.computed = 0, 0
 	v.preemptions++
 	v.waitStart = e.now
-	e.waiting.pushFront(v)
 	e.preempted = true
-	e.st.preemptions++
-	e.preemptionLog.push(PreemptionEvent{
+	e.st.truePreemptions++
+	waiting := e.waiting.len()
+	if !v.clientAbort {
+		waiting++
+	}
+	seq := e.preemptionLog.push(PreemptionEvent{
 		SimTime: e.now, Instance: e.instance, Engine: e.rank, Model: e.model, RequestID: v.id,
-		KVUsage: usage, Running: len(e.running), Waiting: e.waiting.len(),
+		KVUsage: usage, Running: len(e.running), Waiting: waiting,
 	})
+	switch {
+	case e.gen == V0:
+		e.st.preemptions++
+		e.markReported(seq)
+	case v.clientAbort:
+		e.clientAbort(v)
+		return
+	default:
+		v.unreported = append(v.unreported, seq)
+	}
+	e.waiting.pushFront(v)
+}
+
+// reportPreemptions counts r's preemptions not yet counted, as vLLM's
+// frontend does when r's next output arrives.
+func (e *engine) reportPreemptions(r *request) {
+	for _, seq := range r.unreported {
+		e.st.preemptions++
+		e.markReported(seq)
+	}
+	r.unreported = r.unreported[:0]
+}
+
+// markReported notes in the log when the counter counted event seq, if the
+// event is still kept.
+func (e *engine) markReported(seq uint64) {
+	if ev := e.preemptionLog.at(seq); ev != nil {
+		ev.Reported, ev.ReportedSimTime = true, e.now
+	}
 }
 
 // stepTime is a + b·(sequences in batch) + c·(prefill tokens in step).
@@ -144,39 +189,72 @@ func (e *engine) emitToken(r *request) {
 	r.numTokens++
 	e.st.generationTokens++
 	e.iterTokens++
+	e.reportPreemptions(r)
 	if r.outputs == 1 {
 		r.firstToken = e.now
 		e.h.ttft.observe(seconds(e.now - r.arrival))
-		// vLLM counts the prompt once, in the iteration of the first token.
+		// vLLM counts the prompt once, in the iteration of the first token;
+		// iteration_tokens_total takes only the computed part, without
+		// prefix-cache hits.
 		e.st.promptTokens += int64(r.prompt)
 		e.st.cachedPromptTokens += int64(r.cached)
-		e.iterTokens += r.prompt
+		e.iterTokens += r.prompt - r.cached
 	} else {
 		e.h.itl.observe(seconds(e.now - r.lastToken))
 	}
 	r.lastToken = e.now
-	if r.outputs >= r.target {
-		e.finish(r)
+	if r.outputs < r.target {
+		return
 	}
+	if r.clientAbort {
+		e.clientAbort(r)
+		return
+	}
+	e.finish(r)
 }
 
 // finish releases r and observes the per-request histograms vLLM observes
-// when a request finishes.
+// when a request finishes, aborts the engine core reports included.
 func (e *engine) finish(r *request) {
+	e.release(r)
+	e.st.success[r.reason]++
+	e.observeFinished(r)
+	e.logCompleted(r)
+}
+
+// clientAbort ends r because its client disconnected, wherever r is (a
+// running request, or a preemption victim not yet queued). vLLM's frontend
+// drops such a request without finished-request stats: no request_success,
+// no e2e, queue, inference or token-count observation; what was observed per
+// output (TTFT, inter-token latency, token counters) stays. The request log
+// keeps it, marked ClientAborted.
+func (e *engine) clientAbort(r *request) {
+	e.release(r)
+	e.st.aborted++
+	r.unreported = nil
+	e.logCompleted(r)
+}
+
+// release frees r's blocks and counts it as completed in the truth.
+func (e *engine) release(r *request) {
 	r.done = true
 	e.freeBlocks += r.blocks
 	r.blocks = 0
 	e.st.completed++
-	e.st.success[r.reason]++
 	e.st.totalWait += r.totalWait
-	e.observeFinished(r)
-	e.completedLog.push(CompletedRequest{
+}
+
+func (e *engine) logCompleted(r *request) {
+	c := CompletedRequest{
 		Instance: e.instance, Engine: e.rank, Model: e.model, ID: r.id,
 		Arrival: r.arrival, Finished: e.now, Wait: r.totalWait, QueueTime: r.queueTime,
-		TTFT: r.firstToken - r.arrival, E2E: e.now - r.arrival,
-		PromptTokens: r.prompt, OutputTokens: r.outputs, Preemptions: r.preemptions,
-		Reason: reasonNames[r.reason],
-	})
+		E2E: e.now - r.arrival, PromptTokens: r.prompt, OutputTokens: r.outputs, Preemptions: r.preemptions,
+		Reason: reasonNames[r.reason], ClientAborted: r.clientAbort,
+	}
+	if r.outputs > 0 {
+		c.TTFT = r.firstToken - r.arrival
+	}
+	e.completedLog.push(c)
 }
 
 func (e *engine) observeFinished(r *request) {
@@ -193,9 +271,11 @@ func (e *engine) observeFinished(r *request) {
 	e.h.tpot.observe(tpot)
 	e.h.promptTokens.observe(float64(r.prompt))
 	e.h.genTokens.observe(float64(r.outputs))
-	e.h.maxGen.observe(float64(r.maxTokens))
+	e.h.maxGen.observe(float64(r.outputs)) // the most tokens any of the n=1 samples generated
 	e.h.paramsN.observe(1)
-	e.h.paramsMaxTokens.observe(float64(r.maxTokens))
+	if r.setMax {
+		e.h.paramsMaxTokens.observe(float64(r.maxTokens))
+	}
 	e.h.prefillKV.observe(float64(r.prompt - r.cached))
 }
 

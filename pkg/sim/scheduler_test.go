@@ -53,7 +53,7 @@ func TestPreemptionEvictsNewestToFront(t *testing.T) {
 	require.Zero(t, victim.computed)
 	require.Equal(t, 49, victim.numTokens, "sampled output is kept and recomputed")
 	require.Equal(t, 1, victim.preemptions)
-	require.Equal(t, int64(1), e.st.preemptions)
+	require.Equal(t, int64(1), e.st.truePreemptions)
 	ev := e.preemptionLog.appendTo(nil)
 	require.Len(t, ev, 1)
 	require.Equal(t, PreemptionEvent{SimTime: 10 * time.Millisecond, Model: "m", RequestID: 3, KVUsage: 1, Running: 2, Waiting: 1}, ev[0])

@@ -19,8 +19,9 @@ type serving struct {
 }
 
 // Handler serves one instance: GET /metrics (the exposition, with
-// ContentType) and GET /health (200, like vLLM's). An index outside the
-// fleet gets 404 for every path.
+// ContentType), GET /health (200, like vLLM's), and vLLM's sleep-mode
+// endpoints POST /sleep?level=1|2, POST /wake_up and GET /is_sleeping
+// (see Fleet.SetSleep). An index outside the fleet gets 404 for every path.
 func (f *Fleet) Handler(instance int) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, _ *http.Request) {
@@ -38,7 +39,41 @@ func (f *Fleet) Handler(instance int) http.Handler {
 			http.NotFound(w, nil)
 		}
 	})
+	mux.HandleFunc("POST /sleep", func(w http.ResponseWriter, r *http.Request) {
+		level := 1
+		if s := r.URL.Query().Get("level"); s != "" {
+			var err error
+			if level, err = strconv.Atoi(s); err != nil || level < 1 {
+				http.Error(w, "level must be 1 or 2", http.StatusBadRequest)
+				return
+			}
+		}
+		writeSleepError(w, f.SetSleep(instance, level))
+	})
+	mux.HandleFunc("POST /wake_up", func(w http.ResponseWriter, _ *http.Request) {
+		writeSleepError(w, f.SetSleep(instance, 0))
+	})
+	mux.HandleFunc("GET /is_sleeping", func(w http.ResponseWriter, _ *http.Request) {
+		asleep, err := f.Sleeping(instance)
+		if err != nil {
+			writeSleepError(w, err)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = fmt.Fprintf(w, `{"is_sleeping":%t}`, asleep)
+	})
 	return mux
+}
+
+// writeSleepError maps a SetSleep error to a status; nil writes 200.
+func writeSleepError(w http.ResponseWriter, err error) {
+	switch {
+	case err == nil:
+	case errors.Is(err, ErrNoInstance):
+		http.Error(w, err.Error(), http.StatusNotFound)
+	default:
+		http.Error(w, err.Error(), http.StatusBadRequest)
+	}
 }
 
 // Start binds one listener per instance on Config.Listen (port

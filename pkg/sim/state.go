@@ -4,12 +4,21 @@ import (
 	"time"
 )
 
-// PreemptionEvent is one recompute preemption, as the engine saw it.
+// PreemptionEvent is one recompute preemption, as the engine saw it. SimTime
+// is the true instant. vLLM V1's num_preemptions_total counts it only when
+// the victim's next output reaches the frontend (Reported, at
+// ReportedSimTime), and never when the client aborts first; V0 counted at
+// once.
 type PreemptionEvent struct {
-	SimTime   time.Duration // simulated time since the fleet's start
-	Time      time.Time     // the wall time SimTime maps to (see Fleet.WallTime)
-	Instance  int           // index in Config.Instances
-	Engine    int           // data-parallel rank: the engine label ("0" for V0 instances, which have none)
+	SimTime time.Duration // simulated time since the fleet's start
+	Time    time.Time     // the wall time SimTime maps to (see Fleet.WallTime)
+
+	Reported        bool          // num_preemptions_total has counted it
+	ReportedSimTime time.Duration // when it was counted, if Reported
+	ReportedTime    time.Time     // the wall time ReportedSimTime maps to, if Reported
+
+	Instance  int // index in Config.Instances
+	Engine    int // data-parallel rank: the engine label ("0" for V0 instances, which have none)
 	Model     string
 	Addr      string // the instance's host:port, once started
 	RequestID uint64
@@ -33,6 +42,10 @@ type CompletedRequest struct {
 	OutputTokens     int
 	Preemptions      int
 	Reason           string // finished_reason: stop, length or abort
+	// ClientAborted: the client disconnected (Reason "abort"). vLLM records
+	// no finished-request metric for it: no request_success, no e2e, queue
+	// or inference time. TTFT is zero when it left before its first token.
+	ClientAborted bool
 }
 
 // EngineState is the true state of one engine at Snapshot time.
@@ -48,9 +61,16 @@ type EngineState struct {
 	ArrivalRate                 float64 // current mean arrivals per second (profile, skew and hot factor applied)
 
 	Arrivals    int64 // requests admitted to the queue
-	Rejected    int64 // arrivals aborted at once because the queue was full
-	Completed   int64 // requests finished (any reason)
-	Preemptions int64 // cumulative preemption events
+	Rejected    int64 // arrivals whose client left at once because the queue was full (no metric shows them)
+	Completed   int64 // requests finished (any reason, client aborts included)
+	Aborted     int64 // requests whose client disconnected (part of Completed; no finished metric shows them)
+	Preemptions int64 // cumulative preemption events, at their true instants
+	// PreemptionsReported is what num_preemptions_total shows: V1 counts a
+	// preemption with the victim's next output, so this lags Preemptions
+	// and misses victims whose client aborted first.
+	PreemptionsReported int64
+	// SleepLevel: 0 awake, 1 weights offloaded, 2 discard all.
+	SleepLevel int
 
 	PromptTokens, GenerationTokens int64
 
@@ -79,8 +99,9 @@ func (e *engine) state() EngineState {
 		Waiting: e.waiting.len(), Running: len(e.running),
 		KVBlocksUsed: e.usedBlocks(), KVBlocksTotal: e.p.NumGPUBlocks,
 		ArrivalRate: e.rate * e.profile.factor(e.now),
-		Arrivals:    e.st.arrivals, Rejected: e.st.rejected, Completed: e.st.completed,
-		Preemptions: e.st.preemptions, PromptTokens: e.st.promptTokens, GenerationTokens: e.st.generationTokens,
+		Arrivals:    e.st.arrivals, Rejected: e.st.rejected, Completed: e.st.completed, Aborted: e.st.aborted,
+		Preemptions: e.st.truePreemptions, PreemptionsReported: e.st.preemptions, SleepLevel: e.sleepLevel,
+		PromptTokens: e.st.promptTokens, GenerationTokens: e.st.generationTokens,
 		TotalWait: e.st.totalWait, WaitingIntegral: e.st.waitingArea.seconds(),
 		RunningIntegral: e.st.runningArea.seconds(), Busy: e.st.busy,
 	}
