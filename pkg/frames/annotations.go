@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
@@ -12,14 +13,16 @@ import (
 )
 
 // Annotations builds the frame Grafana reads as annotations: fields time,
-// timeEnd (a region when it differs from time), title, text and tags.
+// timeEnd (a region when it differs from time), title, text and tags. A
+// region starts at the event's From, not at the counter's rise: vLLM counts
+// a preemption late (see vllm.PreemptionLateness).
 func Annotations(events []vllm.Event, instanceLabel, executed string) *data.Frame {
 	n := len(events)
 	times, ends := make([]time.Time, n), make([]time.Time, n)
 	titles, texts := make([]string, n), make([]string, n)
 	tags := make([]json.RawMessage, n)
 	for i, e := range events {
-		times[i], ends[i] = e.Start, e.End
+		times[i], ends[i] = e.From, e.End
 		titles[i] = fmt.Sprintf("Preemptions on %s engine %s", e.Instance, engineName(e.Engine))
 		texts[i] = eventText(e)
 		tags[i] = eventTags(e, instanceLabel)
@@ -51,9 +54,11 @@ func eventText(e vllm.Event) string {
 	}
 	kv := "KV-cache usage unknown"
 	if !math.IsNaN(e.KVUsage) {
-		kv = fmt.Sprintf("KV cache %.0f%% used", e.KVUsage*100)
+		kv = fmt.Sprintf("KV cache peaked at %.0f%% used", e.KVUsage*100)
 	}
-	return fmt.Sprintf("%g %s (%s) on model %s", e.Count, word, kv, e.Model)
+	return fmt.Sprintf("%g %s (%s) on model %s, counted from %s. vLLM counts a preemption when the preempted request next produces output, "+
+		"so the region and its KV peak reach back %s before the sample preceding the count.",
+		e.Count, word, kv, e.Model, e.Start.UTC().Format(time.TimeOnly), strings.TrimSuffix(vllm.PreemptionLateness.String(), "0s"))
 }
 
 func eventTags(e vllm.Event, instanceLabel string) json.RawMessage {

@@ -19,10 +19,12 @@ import (
 func TestAnnotations(t *testing.T) {
 	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	events := []vllm.Event{
-		{Start: t0, End: t0.Add(30 * time.Second), Count: 3, KVUsage: 0.914, Instance: "a:8000", Engine: "1", Model: "m"},
-		{Start: t0, End: t0, Count: 1, KVUsage: math.NaN(), Instance: "b:8000", Model: "q"},
+		{Start: t0, End: t0.Add(30 * time.Second), From: t0.Add(-75 * time.Second), Count: 3, KVUsage: 0.914, Instance: "a:8000", Engine: "1", Model: "m"},
+		{Start: t0, End: t0, From: t0.Add(-70 * time.Second), Count: 1, KVUsage: math.NaN(), Instance: "b:8000", Model: "q"},
 	}
 	f := Annotations(events, "pod", "Expr: x")
+	// the region starts at From: vLLM counts a preemption late
+	const late = "vLLM counts a preemption when the preempted request next produces output, so the region and its KV peak reach back 1m before the sample preceding the count."
 	require.Equal(t, "Expr: x", f.Meta.ExecutedQueryString)
 	require.Equal(t, 2, f.Rows())
 	tests := []struct {
@@ -30,10 +32,10 @@ func TestAnnotations(t *testing.T) {
 		title, text, tags string
 		start, end        time.Time
 	}{
-		{row: 0, title: "Preemptions on a:8000 engine 1", text: "3 preemptions (KV cache 91% used) on model m",
-			tags: `["model:m","pod:a:8000","engine:1","preemption"]`, start: t0, end: t0.Add(30 * time.Second)},
-		{row: 1, title: "Preemptions on b:8000 engine 0", text: "1 preemption (KV-cache usage unknown) on model q",
-			tags: `["model:q","pod:b:8000","engine:0","preemption"]`, start: t0, end: t0},
+		{row: 0, title: "Preemptions on a:8000 engine 1", text: "3 preemptions (KV cache peaked at 91% used) on model m, counted from 12:00:00. " + late,
+			tags: `["model:m","pod:a:8000","engine:1","preemption"]`, start: t0.Add(-75 * time.Second), end: t0.Add(30 * time.Second)},
+		{row: 1, title: "Preemptions on b:8000 engine 0", text: "1 preemption (KV-cache usage unknown) on model q, counted from 12:00:00. " + late,
+			tags: `["model:q","pod:b:8000","engine:0","preemption"]`, start: t0.Add(-70 * time.Second), end: t0},
 	}
 	for _, tt := range tests {
 		require.Equal(t, tt.start, f.Fields[0].At(tt.row))

@@ -77,3 +77,33 @@ func TestStackNote(t *testing.T) {
 		})
 	}
 }
+
+// TestAutoNote: under auto, health names the profile chosen and why, and
+// still says what to set where Kubernetes pods fit no stack.
+func TestAutoNote(t *testing.T) {
+	ps := stack{"vLLM production-stack", models.ProfileProductionStack, "router"}
+	auto := func(profile, evidence string, identity ...string) models.Settings {
+		return models.Settings{AutoProfile: true, Profile: profile, ProfileEvidence: evidence, Identity: identity, InstanceLabel: identity[len(identity)-1]}
+	}
+	tests := []struct {
+		name    string
+		st      stack
+		s       models.Settings
+		want    string
+		wantNot string
+	}{
+		{"chose the stack", ps, auto(models.ProfileProductionStack, "vLLM production-stack: router series", "namespace", "pod"),
+			". Profile auto: production-stack (vLLM production-stack: router series)", "does not fit"},
+		{"plain says so too", stack{"plain Prometheus", models.ProfilePrometheus, "instance targets"}, auto(models.ProfilePrometheus, "plain Prometheus: instance targets", "instance"),
+			". Profile auto: prometheus (plain Prometheus: instance targets)", "set the profile"},
+		{"bare pods", stack{"Kubernetes", "", "pods"}, auto(models.ProfilePrometheus, "Kubernetes (pods), no stack recognised", "instance"),
+			"set the profile of your stack (llm-d, kserve or production-stack)", "does not fit"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.st.note(tt.s)
+			require.Contains(t, got, tt.want)
+			require.NotContains(t, got, tt.wantNot)
+		})
+	}
+}

@@ -81,8 +81,9 @@ type Settings struct {
 	Selector []*labels.Matcher
 	// Saturation holds the thresholds of the saturation verdicts.
 	Saturation SaturationSettings
-	// Profile is the serving stack's profile (profile.go); it sets the
-	// fields below, which explicit instanceLabel/metricPrefix override.
+	// Profile is the serving stack's profile (profile.go), under auto the
+	// one detection chose (WithProfile); it sets the fields below, which
+	// explicit instanceLabel/metricPrefix override.
 	Profile string
 	// MetricPrefixes are every prefix queries accept, MetricPrefix first.
 	MetricPrefixes []string
@@ -94,6 +95,17 @@ type Settings struct {
 	Exclude []*labels.Matcher
 	// Gateway: the stack runs an endpoint picker whose view the queue shows.
 	Gateway bool
+	// GatewayPrefixes go before the picker's metric names ("" for its own
+	// names, kserve_ on KServe); empty means its own names only.
+	GatewayPrefixes []string
+	// AutoProfile: jsonData.profile is auto (or empty), so Profile is what
+	// stack detection chose (plain Prometheus until it has run), and
+	// ProfileEvidence says why.
+	AutoProfile     bool
+	ProfileEvidence string
+	// overrides are the explicit instanceLabel and metricPrefix, kept so a
+	// profile resolved later (auto) still yields to them.
+	overrides profileOverrides
 }
 
 // jsonSettings is the jsonData shape the config editor writes.

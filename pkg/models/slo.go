@@ -22,14 +22,16 @@ var SLOFamilies = []string{"ttft", "itl", "e2e", "queue_time"}
 // burn-rate pairs are the SRE workbook's (long/short window).
 var SLOSignals = []string{"attainment", "error_budget_left", "burn_1h_5m", "burn_6h_30m", "burn_1d_2h", "burn_3d_6h"}
 
-// SLO defaults: a 1 s threshold is a bucket bound of every SLO family, so
-// a new query shows data at once without a snap notice.
+// SLO defaults: a 1 s threshold is a bucket bound of every SLO family's
+// default list, so a new query on an unchanged vLLM shows data at once
+// without a snap notice (replaced bucket lists snap it to their own).
 const (
 	DefaultSLOFamily    = "ttft"
 	DefaultSLOThreshold = 1.0
 	DefaultSLOTarget    = 0.99
 	DefaultSLOWindow    = "28d"
-	// MaxSLOThreshold is above every latency bucket vLLM has (7680 s).
+	// MaxSLOThreshold is above every default latency bucket of vLLM
+	// (7680 s); a higher threshold snaps to the store's highest bound.
 	MaxSLOThreshold = 1e5
 	MinSLOWindow    = time.Hour
 	MaxSLOWindow    = 366 * 24 * time.Hour

@@ -15,7 +15,6 @@ import (
 	"github.com/inferops/vllm-datasource/pkg/models"
 	"github.com/inferops/vllm-datasource/pkg/prom"
 	"github.com/inferops/vllm-datasource/pkg/query"
-	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
 // ID is the plugin id Grafana knows this data source by.
@@ -36,7 +35,7 @@ type Datasource struct {
 	settingsErr error
 	prom        *prom.Client
 	agents      *agent.Client
-	detector    *query.Detector
+	profiles    *query.Profiles
 	executor    *query.Executor
 	now         func() time.Time
 	life        *lifecycle
@@ -55,8 +54,8 @@ func NewDatasource(ctx context.Context, s backend.DataSourceInstanceSettings) (i
 	if ds.settingsErr != nil {
 		return ds, nil
 	}
-	ds.detector = query.NewDetectorFor(ds.prom, vllm.ForSettings(ds.settings), ds.now)
-	ds.executor = &query.Executor{Prom: ds.prom, Settings: ds.settings, Detector: ds.detector}
+	ds.profiles = query.NewProfiles(ds.prom, ds.settings, ds.now)
+	ds.executor = &query.Executor{Prom: ds.prom, Settings: ds.settings, Profiles: ds.profiles}
 	agents, err := agent.NewClient(agent.Options{Timeout: ds.settings.Agents.Timeout, Token: ds.settings.Agents.Token})
 	if err != nil {
 		ds.settingsErr = err
@@ -94,8 +93,8 @@ func (d *Datasource) checkHealth(ctx context.Context, _ *backend.CheckHealthRequ
 	if !ok {
 		return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: errDisposed.Error()}, nil
 	}
-	d.detector.Invalidate()
-	res := health.Check(ctx, d.prom, d.settings, d.now())
+	d.profiles.Invalidate()
+	res := health.Check(ctx, d.prom, d.profiles.Resolve(ctx).Settings, d.now())
 	if disposedBy(ctx) {
 		res = &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: errDisposed.Error()}
 	}

@@ -26,6 +26,6 @@ func (d *Datasource) CallResource(ctx context.Context, req *backend.CallResource
 			Headers: map[string][]string{"Content-Type": {"application/json"}},
 			Body:    []byte(`{"error":"` + errDisposed.Error() + `"}`)})
 	}
-	h := &resources.Handler{Prom: d.prom, Settings: d.settings, Now: d.now}
+	h := &resources.Handler{Prom: d.prom, Settings: d.profiles.Resolve(ctx).Settings, Now: d.now}
 	return httpadapter.New(h.Mux()).CallResource(ctx, req, sender)
 }

@@ -27,6 +27,9 @@ type Detector struct {
 	mu      sync.Mutex
 	det     vllm.Detection
 	fetched time.Time
+
+	// bounds keeps the histogram bucket bounds the store has (Bounds).
+	bounds boundsCache
 }
 
 // NewDetector returns a detector for the prefix over every series.
@@ -70,4 +73,5 @@ func (d *Detector) Invalidate() {
 	d.mu.Lock()
 	d.fetched = time.Time{}
 	d.mu.Unlock()
+	d.bounds.forget()
 }

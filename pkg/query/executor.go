@@ -23,9 +23,12 @@ const DefaultConcurrency = 8
 
 // Executor runs queries for one data-source instance.
 type Executor struct {
-	Prom        Prometheus
-	Settings    models.Settings
-	Detector    *Detector
+	Prom     Prometheus
+	Settings models.Settings
+	Detector *Detector
+	// Profiles, when set, resolves the profile (auto) for each query and
+	// supplies its settings and detector in place of Settings' and Detector.
+	Profiles    *Profiles
 	Concurrency int
 	// Agents reaches the node agents; nil when none are configured.
 	Agents Agents
@@ -49,6 +52,7 @@ type plan struct {
 	q       models.Query
 	iv      interval.Result
 	b       vllm.Builder
+	det     *Detector // the resolved profile's (names, bucket bounds)
 	window  string
 	memo    *memo
 	alert   bool
@@ -129,9 +133,14 @@ func (e *Executor) plan(ctx context.Context, dq backend.DataQuery, m *memo, aler
 	if err != nil {
 		return nil, err
 	}
-	b := vllm.ForSettings(e.Settings)
-	b.Detected, b.Resolution = e.Detector.Get(ctx), promDuration(max(e.Settings.ScrapeInterval, time.Second))
-	p := &plan{e: e, q: q, iv: iv, memo: m, alert: alert, window: promDuration(iv.RateInterval), b: b}
+	s, det := e.Settings, e.Detector
+	if e.Profiles != nil {
+		r := e.Profiles.Resolve(ctx)
+		s, det = r.Settings, r.Detector
+	}
+	b := vllm.ForSettings(s)
+	b.Detected, b.Resolution = det.Get(ctx), promDuration(max(e.Settings.ScrapeInterval, time.Second))
+	p := &plan{e: e, q: q, iv: iv, memo: m, alert: alert, window: promDuration(iv.RateInterval), b: b, det: det}
 	if iv.Clamped {
 		p.notices = append(p.notices, data.Notice{Severity: data.NoticeSeverityInfo,
 			Text: fmt.Sprintf("Step raised to %s so no series has more than 11,000 points over this time range.", iv.Step)})

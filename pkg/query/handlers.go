@@ -126,7 +126,7 @@ func (p *plan) waitTime(ctx context.Context) (data.Frames, error) {
 	if err != nil {
 		return nil, err
 	}
-	notices := append(append(p.notices, warningNotices(warn)...), waitNotices(m, key, p.q.Live)...)
+	notices := append(append(p.notices, warningNotices(warn)...), waitNotices(m, key, p.q.Live, p.lowestBound(ctx, key))...)
 	needs := []need{{key: key, tags: []string{"mean"}, without: "no quantile or mean can be computed"}}
 	if p.q.Live {
 		needs = append(needs, need{key: vllm.Waiting, tags: []string{"live"}, without: "the live wait (waiting ÷ queue-time rate) is left out"})
@@ -137,13 +137,12 @@ func (p *plan) waitTime(ctx context.Context) (data.Frames, error) {
 }
 
 // waitNotices says what a latency histogram cannot show.
-func waitNotices(m prom.Matrix, key vllm.SignalKey, live bool) []data.Notice {
+func waitNotices(m prom.Matrix, key vllm.SignalKey, live bool, lowest float64) []data.Notice {
 	var out []data.Notice
-	if key == vllm.QueueTime && !live {
-		out = append(out, data.Notice{Severity: data.NoticeSeverityInfo,
-			Text: "Queue-time quantiles count a request only when it finishes: requests still waiting are not included. Turn on live to add the Little's-law wait, which counts them."})
+	out = append(out, data.Notice{Severity: data.NoticeSeverityInfo, Text: vllm.LatencyText(key, live)})
+	if live {
+		out = append(out, data.Notice{Severity: data.NoticeSeverityInfo, Text: vllm.LiveWaitText()})
 	}
-	lowest := vllm.SmallestBucket[key]
 	if below := belowBucket(m, lowest); below != "" {
 		out = append(out, data.Notice{Severity: data.NoticeSeverityWarning,
 			Text: fmt.Sprintf("Some %s values are below %gs, the smallest histogram bucket: they are interpolated inside the first bucket, not measured.", below, lowest)})

@@ -31,7 +31,8 @@ func tagsOf(m prom.Matrix) map[string]bool {
 
 // signalNotices explains an answer that lacks what the query needs: either
 // no engine matches the selection, or the engines do not export a signal
-// (named with the vLLM versions that do). It also says when a renamed
+// (named with the vLLM versions that do), or they export it and it gave
+// nothing to show (see absence). It also says when a renamed
 // signal was read from its older name.
 func (p *plan) signalNotices(ctx context.Context, present map[string]bool, needs []need, fallbacks ...vllm.SignalKey) []data.Notice {
 	var out []data.Notice
@@ -57,9 +58,40 @@ func (p *plan) signalNotices(ctx context.Context, present map[string]bool, needs
 		return append(out, data.Notice{Severity: data.NoticeSeverityWarning, Text: vllm.NoEngineText(p.selection())})
 	}
 	for _, n := range missing {
-		out = append(out, data.Notice{Severity: data.NoticeSeverityWarning, Text: vllm.MissingText(n.key, p.b.Prefix, n.without)})
+		if txt := p.absence(ctx, n); txt != "" {
+			out = append(out, data.Notice{Severity: data.NoticeSeverityWarning, Text: txt})
+		}
 	}
 	return out
+}
+
+// absence explains a needed signal the answer lacks: the engines export
+// no such series (over the range plus the lookback), or they do and
+// nothing was recorded, or there is too little history for the rate
+// window. An unanswered probe says nothing rather than guess.
+func (p *plan) absence(ctx context.Context, n need) string {
+	samples, increase := p.b.ActivityProbes(n.key, p.q.Filters, p.lookback())
+	var a vllm.Activity
+	for _, q := range []struct {
+		expr string
+		into *float64
+	}{{samples, &a.Samples}, {increase, &a.Increase}} {
+		vec, _, err := p.memo.instantQuery(ctx, q.expr, p.iv.End, p.iv.Step)
+		if err != nil {
+			return ""
+		}
+		if len(vec) > 0 {
+			*q.into = float64(vec[0].Value)
+		}
+	}
+	return vllm.AbsenceText(n.key, p.b.Prefix, n.without, p.window, a)
+}
+
+// lookback is the query's range plus one rate window and one step: every
+// sample any step of the answer could have read.
+func (p *plan) lookback() string {
+	lookback := p.iv.End.Sub(p.iv.Start) + p.iv.RateInterval
+	return promDuration(lookback.Round(p.iv.Step) + p.iv.Step)
 }
 
 func anyTag(present map[string]bool, tags []string) bool {
@@ -74,8 +106,7 @@ func anyTag(present map[string]bool, tags []string) bool {
 // enginesInRange counts the selected engines that reported at any time in
 // the query's range (both generations expose the running gauge by one name).
 func (p *plan) enginesInRange(ctx context.Context) (int, error) {
-	lookback := p.iv.End.Sub(p.iv.Start) + p.iv.RateInterval
-	expr := fmt.Sprintf("count(last_over_time(%s[%s]))", p.b.EngineSelector(p.q.Filters), promDuration(lookback.Round(p.iv.Step)+p.iv.Step))
+	expr := fmt.Sprintf("count(last_over_time(%s[%s]))", p.b.EngineSelector(p.q.Filters), p.lookback())
 	vec, _, err := p.memo.instantQuery(ctx, expr, p.iv.End, p.iv.Step)
 	if err != nil || len(vec) == 0 {
 		return 0, err

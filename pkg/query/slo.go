@@ -21,8 +21,9 @@ var sloUnits = map[string]string{"attainment": string(vllm.UnitPercent), "error_
 // over the objective's window, and the workbook's burn-rate pairs.
 func (p *plan) slo(ctx context.Context) (data.Frames, error) {
 	key := vllm.SLOFamilies[p.q.SLO.Family]
-	bound, snapped := vllm.SnapBound(key, p.q.SLO.Threshold)
-	o := vllm.Objective{Key: key, Bound: bound, Target: p.q.SLO.Target, Window: p.q.SLO.Window}
+	bs := p.bounds(ctx, key)
+	bound, snapped := bs.Snap(p.q.SLO.Threshold)
+	o := vllm.Objective{Key: key, Bound: bound, Target: p.q.SLO.Target, Window: p.q.SLO.Window, Le: bs.Le(bound)}
 	sigs := pick(p.b.SLOSignals(o, p.q.Grouping, p.q.Filters), p.q.SLO.Signals)
 	m, warn, err := p.signals(ctx, sigs)
 	if err != nil {
@@ -33,8 +34,12 @@ func (p *plan) slo(ctx context.Context) (data.Frames, error) {
 		exprs[i] = s.Expr
 	}
 	notices := append(append([]data.Notice{}, p.notices...), warningNotices(warn)...)
+	notices = append(notices, data.Notice{Severity: data.NoticeSeverityInfo, Text: vllm.AttainmentText(key)})
 	if snapped {
-		notices = append(notices, snapNotice(p.q.SLO.Family, key, p.q.SLO.Threshold, bound, p.b.Prefix))
+		notices = append(notices, snapNotice(p.q.SLO.Family, key, p.q.SLO.Threshold, bound, p.b.Prefix, bs))
+	}
+	if !bs.Default {
+		notices = append(notices, p.coverageNotices(ctx, key, o)...)
 	}
 	notices = append(notices, p.signalNotices(ctx, tagsOf(m), []need{{key: key, tags: models.SLOSignals,
 		without: "no attainment or burn rate can be computed"}}, key)...)
@@ -61,13 +66,68 @@ func pick(sigs []vllm.SignalExpr, want []string) []vllm.SignalExpr {
 	return out
 }
 
+// bounds are the le bounds the selected series of key carry over the
+// query's range and one rate window before it; vLLM's defaults when the
+// store cannot say.
+func (p *plan) bounds(ctx context.Context, key vllm.SignalKey) vllm.Bounds {
+	return p.det.Bounds(ctx, key, p.b.BucketSelector(key, p.q.Filters), p.iv.Start.Add(-p.iv.RateInterval), p.iv.End)
+}
+
+// coverageNotices warns when some selected engines export the histogram
+// without the objective's bound (their operators chose other bucket
+// lists): their requests all count as over it. An unanswered probe adds
+// nothing.
+func (p *plan) coverageNotices(ctx context.Context, key vllm.SignalKey, o vllm.Objective) []data.Notice {
+	carriersExpr, totalExpr := p.b.BoundCoverage(key, p.q.Filters, o.Le)
+	var counts [2]float64
+	for i, expr := range []string{carriersExpr, totalExpr} {
+		vec, _, err := p.memo.instantQuery(ctx, expr, p.iv.End, p.iv.Step)
+		if err != nil {
+			return nil
+		}
+		if len(vec) > 0 {
+			counts[i] = float64(vec[0].Value)
+		}
+	}
+	if counts[0] >= counts[1] {
+		return nil
+	}
+	return []data.Notice{{Severity: data.NoticeSeverityWarning, Text: fmt.Sprintf(
+		"%g of the %g selected engines exporting %s have no bucket bound at %ss (their bucket lists differ): attainment counts all their requests as over it. Filter the query to engines that share one bucket list.",
+		counts[1]-counts[0], counts[1], p.q.SLO.Family, fmtSeconds(o.Bound))}}
+}
+
+// lowestBound is the smallest bucket bound the selected series of key
+// carry: quantiles under it are interpolated, not measured.
+func (p *plan) lowestBound(ctx context.Context, key vllm.SignalKey) float64 {
+	if bs := p.bounds(ctx, key); !bs.Default {
+		return bs.Lowest()
+	}
+	return vllm.SmallestBucket[key]
+}
+
 // snapNotice says the threshold was moved onto a bucket bound, and which
-// bounds vLLM has for the family.
-func snapNotice(family string, key vllm.SignalKey, threshold, bound float64, prefix string) data.Notice {
+// bounds the family has: those the selected series carry, or vLLM's
+// defaults when the store could not be asked.
+func snapNotice(family string, key vllm.SignalKey, threshold, bound float64, prefix string, bs vllm.Bounds) data.Notice {
 	s, _ := vllm.Lookup(key)
+	whose := "The bounds the selected series carry"
+	if bs.Default {
+		whose = "vLLM's default bounds"
+	}
 	return data.Notice{Severity: data.NoticeSeverityInfo, Text: fmt.Sprintf(
-		"threshold %ss is not a bucket bound of %s (%s), so the histogram cannot count requests under it: using %ss, the nearest bound. vLLM's bounds for %s: %s.",
-		fmtSeconds(threshold), family, strings.Join(s.WireNames(prefix), ", "), fmtSeconds(bound), family, vllm.BoundsText(key))}
+		"threshold %ss is not a bucket bound of %s (%s), so the histogram cannot count %s under it: using %ss, the nearest bound. %s for %s: %s.",
+		fmtSeconds(threshold), family, strings.Join(s.WireNames(prefix), ", "), countedUnit(key), fmtSeconds(bound), whose, family, bs.Text())}
+}
+
+// countedUnit is what one observation of the family is: a gap between two
+// tokens for inter-token latency (vLLM observes every gap), a finished
+// request for the others.
+func countedUnit(key vllm.SignalKey) string {
+	if key == vllm.ITL {
+		return "token gaps"
+	}
+	return "requests"
 }
 
 func fmtSeconds(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }

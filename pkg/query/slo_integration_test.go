@@ -36,6 +36,50 @@ func TestSLOAgainstTruth(t *testing.T) {
 	}
 }
 
+// replacedBuckets are bucket lists an operator might configure instead of
+// vLLM's: none of their bounds is a default one, and some are integers,
+// which Prometheus 2 stores as le="3" when scraped so and Prometheus 3 as
+// le="3.0".
+var replacedBuckets = map[string][]float64{
+	"time_to_first_token_seconds": {0.03, 0.07, 0.15, 0.3, 0.7, 1.2, 3, 7, 12, 30, 70},
+	"e2e_request_latency_seconds": {0.07, 0.2, 0.4, 0.7, 1.2, 3, 7, 12, 25, 70},
+	"request_queue_time_seconds":  {0.07, 0.2, 0.4, 0.7, 1.2, 3, 7, 12, 25, 70},
+}
+
+// TestSLOReplacedBuckets: a fleet whose latency histograms have replaced
+// bucket bounds gets, on Prometheus 2 and 3 and VictoriaMetrics, attainment
+// that matches the simulator's own requests on those bounds, no claim that
+// the engines export no histogram, and a snap notice naming the real bounds.
+func TestSLOReplacedBuckets(t *testing.T) {
+	t.Parallel()
+	cfg := fleettest.HotFleet(13)
+	cfg.HistogramBuckets = replacedBuckets
+	env := fleettest.Start(t, cfg)
+	servers := map[promtest.Kind]*promtest.Server{promtest.Prometheus2: env.Prom}
+	for _, k := range promtest.Kinds()[1:] {
+		servers[k] = env.Also(t, k)
+	}
+	for _, srv := range servers {
+		srv.WaitForSeries(t, `count_over_time(vllm:time_to_first_token_seconds_count[2m]) >= 45`, 8, 150*time.Second)
+	}
+	replaced := func(key vllm.SignalKey) vllm.Bounds {
+		s, _ := vllm.Lookup(key)
+		return vllm.Bounds{Values: replacedBuckets[s.V1]}
+	}
+	for _, k := range promtest.Kinds() {
+		t.Run(k.Name(), func(t *testing.T) {
+			checkAttainment(t, env, servers[k], replaced)
+			to := time.Now().Truncate(time.Second)
+			r := run(t, executor(t, servers[k].URL), dq("S", `{"queryType":"slo","family":"ttft","threshold":"0.6"}`, to.Add(-10*time.Second), to)).Responses["S"]
+			require.NoError(t, r.Error)
+			text := noticeTexts(r.Frames)
+			require.Contains(t, text, "using 0.7s")
+			require.Contains(t, text, "The bounds the selected series carry for ttft: 0.03, 0.07, 0.15, 0.3, 0.7, 1.2, 3, 7, 12, 30, 70.")
+			require.NotContains(t, text, "export no")
+		})
+	}
+}
+
 // truthFamilies are the families whose per-request truth the simulator logs.
 var truthFamilies = map[string]func(sim.CompletedRequest) time.Duration{
 	"ttft":       func(c sim.CompletedRequest) time.Duration { return c.TTFT },
@@ -44,6 +88,13 @@ var truthFamilies = map[string]func(sim.CompletedRequest) time.Duration{
 }
 
 func checkSLOTruth(t *testing.T, env *fleettest.Env, srv *promtest.Server) {
+	checkAttainment(t, env, srv, func(key vllm.SignalKey) vllm.Bounds { return vllm.DefaultBounds(key) })
+	checkSLONotices(t, env, srv)
+}
+
+// checkAttainment compares each instance's attainment with the simulator's
+// truth, on the family bound (of bounds) nearest the median latency.
+func checkAttainment(t *testing.T, env *fleettest.Env, srv *promtest.Server, bounds func(vllm.SignalKey) vllm.Bounds) {
 	e := executor(t, srv.URL)
 	first := fleettest.FirstScrape(t, srv)
 	to := time.Now().Truncate(time.Second)
@@ -51,10 +102,13 @@ func checkSLOTruth(t *testing.T, env *fleettest.Env, srv *promtest.Server) {
 	for family, latency := range truthFamilies {
 		t.Run(family, func(t *testing.T) {
 			key := vllm.SLOFamilies[family]
-			bound := medianBound(key, done, latency)
+			bound := medianBound(bounds(key), done, latency)
 			js := fmt.Sprintf(`{"queryType":"slo","family":%q,"threshold":%g,"target":0.9,"window":"1h","grouping":"instance"}`, family, bound)
 			r := run(t, e, dq("S", js, to.Add(-20*time.Second), to)).Responses["S"]
 			require.NoError(t, r.Error)
+			require.NotContains(t, noticeTexts(r.Frames), "export no")
+			require.NotContains(t, noticeTexts(r.Frames), "not a bucket bound", "the threshold is one of the series' bounds")
+			require.NotContains(t, noticeTexts(r.Frames), "have no bucket bound", "every engine carries the bound")
 			frames := byName(r.Frames)
 			checked := 0
 			for i, ep := range env.Endpoints {
@@ -76,6 +130,13 @@ func checkSLOTruth(t *testing.T, env *fleettest.Env, srv *promtest.Server) {
 			require.Greater(t, checked, 1, "instances with enough requests")
 		})
 	}
+}
+
+// checkSLONotices checks the snap notice and the signals option on a fleet
+// with vLLM's default bounds.
+func checkSLONotices(t *testing.T, env *fleettest.Env, srv *promtest.Server) {
+	e := executor(t, srv.URL)
+	to := time.Now().Truncate(time.Second)
 	t.Run("a threshold off the bounds snaps and says so", func(t *testing.T) {
 		r := run(t, e, dq("S", `{"queryType":"slo","family":"ttft","threshold":"0.7"}`, to.Add(-10*time.Second), to)).Responses["S"]
 		require.NoError(t, r.Error)
@@ -98,13 +159,13 @@ func checkSLOTruth(t *testing.T, env *fleettest.Env, srv *promtest.Server) {
 
 // medianBound is the bucket bound nearest the median latency of all logged
 // requests, so attainment sits well inside (0, 1) and a wrong bucket shows.
-func medianBound(key vllm.SignalKey, done []sim.CompletedRequest, latency func(sim.CompletedRequest) time.Duration) float64 {
+func medianBound(bounds vllm.Bounds, done []sim.CompletedRequest, latency func(sim.CompletedRequest) time.Duration) float64 {
 	var v []float64
 	for _, c := range done {
 		v = append(v, latency(c).Seconds())
 	}
 	sort.Float64s(v)
-	b, _ := vllm.SnapBound(key, v[len(v)/2])
+	b, _ := bounds.Snap(v[len(v)/2])
 	return b
 }
 

@@ -13,6 +13,10 @@ import (
 type Event struct {
 	// Start is the first step whose sample shows an increase; End the last.
 	Start, End time.Time
+	// From is the earliest the burst's first preemption can have happened:
+	// the sample before Start less PreemptionLateness (see there), cut to
+	// the first sample of the answer. The region and the KV peak start here.
+	From time.Time
 	// Count is the number of preemptions in the burst.
 	Count float64
 	// KVUsage is the engine's peak KV-cache usage during the burst (0..1),
@@ -22,6 +26,18 @@ type Event struct {
 	Engine   string
 	Model    string
 }
+
+// PreemptionLateness is how much earlier than the counter's rise a
+// preemption is assumed to have happened. vLLM counts a preemption only when
+// the preempted request next emits output (the event leaves the engine with
+// that output), so the counter rises late by the victim's wait to be
+// scheduled again plus one step. V1 puts a preempted request back at the
+// head of the waiting queue, so that wait is the time the running batch
+// takes to free its blocks, which under KV pressure is seconds to tens of
+// seconds; a minute covers it with margin while keeping bursts a few minutes
+// apart separate. Provisional: to be replaced by the lateness the
+// simulator's preemption log measures.
+const PreemptionLateness = time.Minute
 
 // engineKey identifies one engine's series.
 type engineKey struct{ instance, engine, model string }
@@ -76,26 +92,29 @@ func bursts(k engineKey, s *prom.Series, kv *prom.Series, step time.Duration) []
 		case inc > 0 && cur != nil && adjacent:
 			cur.End, cur.Count = t, cur.Count+inc
 		case inc > 0:
-			out = append(out, Event{Start: t, End: t, Count: inc, Instance: k.instance, Engine: k.engine, Model: k.model})
+			from := s.Times[i-1].Add(-PreemptionLateness)
+			if from.Before(s.Times[0]) {
+				from = s.Times[0]
+			}
+			out = append(out, Event{Start: t, End: t, From: from, Count: inc, Instance: k.instance, Engine: k.engine, Model: k.model})
 			cur = &out[len(out)-1]
 		default:
 			cur = nil
 		}
 	}
 	for i := range out {
-		out[i].KVUsage = peak(kv, out[i].Start, out[i].End, step)
+		out[i].KVUsage = peak(kv, out[i].From, out[i].End)
 	}
 	return out
 }
 
-// peak is the highest KV usage from one step before a burst to its end:
-// the pressure that caused it is often visible just before.
-func peak(kv *prom.Series, start, end time.Time, step time.Duration) float64 {
+// peak is the highest KV usage from the burst's From to its End: the
+// pressure that caused a preemption precedes the counter's late rise.
+func peak(kv *prom.Series, from, end time.Time) float64 {
 	if kv == nil {
 		return math.NaN()
 	}
 	best := math.NaN()
-	from := start.Add(-step)
 	for i, ts := range kv.Times {
 		if ts.Before(from) || ts.After(end) {
 			continue

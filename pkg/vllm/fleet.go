@@ -41,7 +41,7 @@ func (b Builder) FleetSignals(f models.Filters, window, lookback string) []Signa
 	failed := f
 	failed.Labels = append(append(failed.Labels[:0:0], f.Labels...), finishedFailed)
 	return []SignalExpr{
-		{FleetSeen, agg("max", el, "last_over_time("+b.union(Running, f, "")+"["+lookback+"])")},
+		{FleetSeen, agg("max", el, b.lastOverTime(Running, f, lookback))},
 		{FleetLastSample, agg("max", el, "timestamp("+b.union(Running, f, "")+")")},
 		{FleetUp, agg("min", b.IdentityLabels(), b.ScopedSelector("up"))},
 		{FleetGeneration, agg("group", append(el, "__name__"), b.markerSelector(f))},
@@ -62,11 +62,13 @@ func (b Builder) FleetSignals(f models.Filters, window, lookback string) []Signa
 var finishedFailed = labels.MustNewMatcher(labels.MatchRegexp, "finished_reason", "abort|error")
 
 // markerSelector selects every generation marker name (V1 and V0), for
-// telling each engine's generation apart in a mixed fleet.
+// telling each engine's generation apart in a mixed fleet. A histogram
+// marker is selected by its _count series: the anchored regex would never
+// match its base name, which no series has.
 func (b Builder) markerSelector(f models.Filters) string {
 	names := make([]string, 0, len(v1Markers)+len(v0Markers))
 	for _, n := range append(append([]string{}, v1Markers...), v0Markers...) {
-		names = append(names, regexp.QuoteMeta(n))
+		names = append(names, regexp.QuoteMeta(markerSeries(n)))
 	}
 	re := regexp.QuoteMeta(b.Prefix) + "(" + strings.Join(names, "|") + ")"
 	m := b.matchers(f)
@@ -79,7 +81,10 @@ func (b Builder) markerSelector(f models.Filters) string {
 // MarkerGeneration is the generation a marker wire name (with prefix)
 // belongs to, or GenUnknown.
 func MarkerGeneration(name, prefix string) Generation {
-	base := strings.TrimPrefix(name, prefix)
+	base, ok := baseName(name, prefix)
+	if !ok {
+		return GenUnknown
+	}
 	for _, m := range v1Markers {
 		if m == base {
 			return GenV1
@@ -91,4 +96,13 @@ func MarkerGeneration(name, prefix string) Generation {
 		}
 	}
 	return GenUnknown
+}
+
+// markerSeries is the series name a marker is selected by: the base name,
+// or its _count series for a histogram.
+func markerSeries(base string) string {
+	if isHistogramBase(base) {
+		return base + "_count"
+	}
+	return base
 }

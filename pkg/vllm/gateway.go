@@ -36,15 +36,17 @@ func (b Builder) GatewaySignals(g models.Grouping) []SignalExpr {
 		return nil
 	}
 	pool := func(names []string) string {
-		parts := make([]string, len(names))
-		for i, n := range names {
-			parts[i] = b.ScopedSelector(n)
+		var parts []string
+		for _, n := range b.gatewayNames(names) {
+			parts = append(parts, b.ScopedSelector(n))
 		}
 		return agg("max", []string{"namespace", "name"}, "("+strings.Join(parts, " or ")+")")
 	}
 	var ep []string
 	for _, n := range endpointQueue {
-		ep = append(ep, "label_replace("+b.ScopedSelector(n[0])+`, "pod", "$1", `+quote(n[1])+`, "(.+)")`)
+		for _, name := range b.gatewayNames([]string{n[0]}) {
+			ep = append(ep, "label_replace("+b.ScopedSelector(name)+`, "pod", "$1", `+quote(n[1])+`, "(.+)")`)
+		}
 	}
 	out := []SignalExpr{
 		{GatewayPoolQueue, pool(poolQueue)},
@@ -54,6 +56,22 @@ func (b Builder) GatewaySignals(g models.Grouping) []SignalExpr {
 	if (g == models.GroupInstance || g == models.GroupInstanceEngine) && b.PodIdentity() {
 		// Per endpoint only where servers are pods: beside each engine's own.
 		out = append(out, SignalExpr{GatewayEndpointQueue, agg("max", b.IdentityLabels(), "("+strings.Join(ep, " or ")+")")})
+	}
+	return out
+}
+
+// gatewayNames are the picker's names under every gateway prefix (KServe's
+// ServiceMonitor renames them kserve_<name>).
+func (b Builder) gatewayNames(names []string) []string {
+	prefixes := b.GatewayPrefixes
+	if len(prefixes) == 0 {
+		prefixes = []string{""}
+	}
+	out := make([]string, 0, len(names)*len(prefixes))
+	for _, p := range prefixes {
+		for _, n := range names {
+			out = append(out, p+n)
+		}
 	}
 	return out
 }

@@ -15,7 +15,7 @@ import (
 // InstanceOf.
 func ForSettings(s models.Settings) Builder {
 	return Builder{Prefix: s.MetricPrefix, Prefixes: s.MetricPrefixes, InstanceLabel: s.InstanceLabel,
-		Identity: s.Identity, Exclude: s.Exclude, Scope: s.Selector, Gateway: s.Gateway}
+		Identity: s.Identity, Exclude: s.Exclude, Scope: s.Selector, Gateway: s.Gateway, GatewayPrefixes: s.GatewayPrefixes}
 }
 
 // IdentitySeparator joins the identity labels' values into one server name.
@@ -146,4 +146,19 @@ func (b Builder) RecentIdentities(f models.Filters, window string) string {
 		parts = append(parts, "last_over_time("+selector(n, m)+"["+window+"])")
 	}
 	return agg("group", b.IdentityLabels(), or(parts))
+}
+
+// lastOverTime is last_over_time of every name of the signal, or-unioned:
+// a range needs a plain selector, so a union of several names (several
+// prefixes or generations) cannot take one.
+func (b Builder) lastOverTime(key SignalKey, f models.Filters, window string) string {
+	m := b.matchers(f)
+	var parts []string
+	for _, n := range b.names(key) {
+		parts = append(parts, "last_over_time("+selector(n, m)+"["+window+"])")
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return "(" + or(parts) + ")"
 }

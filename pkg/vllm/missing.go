@@ -3,6 +3,8 @@ package vllm
 import (
 	"fmt"
 	"strings"
+
+	"github.com/inferops/vllm-datasource/pkg/models"
 )
 
 // versionsText is the signal's Versions with the data source's prefix in
@@ -43,4 +45,68 @@ func NoEngineText(selection string) string {
 		return "No vLLM engine reported in this time range: check that Prometheus scrapes the fleet (Save & test says what it finds)."
 	}
 	return fmt.Sprintf("No vLLM engine matches the selection (%s) in this time range: check the model, instance and engine filters.", selection)
+}
+
+// ActivityProbes are two instant expressions over the series of key under
+// the filters in the lookback: the most samples any one of them has (no
+// answer: the engines export no such series) and their summed increase.
+// A histogram is read by its _count series. They tell an absent metric
+// from one that exists but gave the query nothing to show.
+func (b Builder) ActivityProbes(key SignalKey, f models.Filters, lookback string) (samples, increase string) {
+	suffix := ""
+	if s, ok := Lookup(key); ok && s.Kind == Histogram {
+		suffix = "_count"
+	}
+	sel := b.nameSetSelector(key, f, suffix) + "[" + lookback + "]"
+	return "max(count_over_time(" + sel + "))", "sum(increase(" + sel + "))"
+}
+
+// Activity is what ActivityProbes found.
+type Activity struct {
+	// Samples is the most samples one series has in the lookback; 0 when
+	// no series exists.
+	Samples float64
+	// Increase is the series' summed increase over the lookback.
+	Increase float64
+}
+
+// AbsenceText explains why a query that needs key has nothing to show
+// although engines were selected, from what ActivityProbes found over the
+// query's range and the rate window (window) before it; "" for a gauge
+// that exists. Only when no series exists does it say the engines do not
+// export the metric.
+func AbsenceText(key SignalKey, prefix, without, window string, a Activity) string {
+	s, ok := Lookup(key)
+	if !ok {
+		return ""
+	}
+	names := strings.Join(s.WireNames(prefix), " or ")
+	rated := s.Kind == Histogram || s.Kind == Counter
+	switch {
+	case a.Samples == 0:
+		return MissingText(key, prefix, without)
+	case rated && a.Samples < 2:
+		return fmt.Sprintf("The selected engines export %s, but each series has fewer than two samples in this time range and the rate window (%s) before it: "+
+			"too little history for a rate (engines that started moments ago, or a rate window under two scrape intervals); %s.", names, window, without)
+	case s.Kind == Histogram && a.Increase == 0:
+		return fmt.Sprintf("The selected engines export %s, but it recorded nothing in this time range and the rate window (%s) before it: %s; %s.",
+			names, window, idleReason(key), without)
+	case rated && a.Increase == 0:
+		return fmt.Sprintf("The selected engines export %s, but it did not change in this time range and the rate window (%s) before it; %s.", names, window, without)
+	case rated:
+		return fmt.Sprintf("The selected engines export %s and it changed in this time range, yet this query's answer holds none of it; %s.", names, without)
+	}
+	return ""
+}
+
+// idleReason says when the family records, so an empty histogram reads as
+// what it is: an engine with no finished request (idle, or stuck).
+func idleReason(key SignalKey) string {
+	switch key {
+	case ITL:
+		return "vLLM records a gap between two tokens of a request, and no request produced a second token (the engines were idle, or stuck)"
+	case TTFT:
+		return "no request's time to first token was recorded (the engines were idle, or stuck)"
+	}
+	return "vLLM records it when a request finishes, and none finished (the engines were idle, or stuck)"
 }

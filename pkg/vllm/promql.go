@@ -46,6 +46,9 @@ type Builder struct {
 	Exclude []*labels.Matcher
 	// Gateway adds the endpoint picker's gauges to the queue (llm-d, KServe).
 	Gateway bool
+	// GatewayPrefixes go before the picker's names ("" for its own, kserve_
+	// on KServe); empty means its own names only.
+	GatewayPrefixes []string
 }
 
 // quote is the one escaping function for label values: PromQL string

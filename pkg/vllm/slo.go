@@ -2,7 +2,6 @@ package vllm
 
 import (
 	"fmt"
-	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -32,27 +31,16 @@ var LatencyBuckets = map[SignalKey][]float64{
 var requestLatencyBuckets = []float64{0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0,
 	60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0}
 
-// SnapBound returns the bucket bound of key nearest to threshold (the
-// lower one on a tie: the stricter objective) and whether it differs.
+// SnapBound returns the default bound of key nearest to threshold (the
+// lower one on a tie: the stricter objective) and whether it differs. A
+// query snaps to the bounds the store has (Bounds.Snap); this is for when
+// it cannot ask.
 func SnapBound(key SignalKey, threshold float64) (float64, bool) {
-	bounds := LatencyBuckets[key]
-	best := bounds[0]
-	for _, b := range bounds[1:] {
-		if math.Abs(b-threshold) < math.Abs(best-threshold) {
-			best = b
-		}
-	}
-	return best, best != threshold
+	return DefaultBounds(key).Snap(threshold)
 }
 
-// BoundsText lists the bounds of key for notices: "0.001, 0.005, …".
-func BoundsText(key SignalKey) string {
-	parts := make([]string, len(LatencyBuckets[key]))
-	for i, b := range LatencyBuckets[key] {
-		parts[i] = strconv.FormatFloat(b, 'f', -1, 64)
-	}
-	return strings.Join(parts, ", ")
-}
+// BoundsText lists the default bounds of key for notices: "0.001, 0.005, …".
+func BoundsText(key SignalKey) string { return DefaultBounds(key).Text() }
 
 // LeForms are the ways an le label can spell bound: "1" as Go clients and
 // Prometheus 2 keep it, "1.0" as Python's prometheus_client (vLLM) writes
@@ -67,8 +55,11 @@ func LeForms(bound float64) []string {
 }
 
 // leMatcher matches the le label of bound in any of its spellings.
-func leMatcher(bound float64) *labels.Matcher {
-	forms := LeForms(bound)
+func leMatcher(bound float64) *labels.Matcher { return leMatcherOf(LeForms(bound)) }
+
+// leMatcherOf matches the le label against the spellings given.
+func leMatcherOf(spellings []string) *labels.Matcher {
+	forms := append([]string(nil), spellings...)
 	for i, f := range forms {
 		forms[i] = regexp.QuoteMeta(f)
 	}
@@ -105,6 +96,17 @@ type Objective struct {
 	Bound  float64
 	Target float64
 	Window string
+	// Le are the spellings of Bound the le matcher accepts; empty means
+	// LeForms(Bound).
+	Le []string
+}
+
+// leMatcher matches the objective's bound in every spelling it has.
+func (o Objective) leMatcher() *labels.Matcher {
+	if len(o.Le) == 0 {
+		return leMatcher(o.Bound)
+	}
+	return leMatcherOf(o.Le)
 }
 
 // SLOSignals are the slo query's expressions, each run on its own:
@@ -133,7 +135,7 @@ func (b Builder) SLOSignals(o Objective, g models.Grouping, f models.Filters) []
 // the rate of the bound's bucket over the rate of all requests.
 func (b Builder) sloRatio(o Objective, gl []string, f models.Filters, window string) string {
 	good := f
-	good.Labels = append(append([]*labels.Matcher(nil), f.Labels...), leMatcher(o.Bound))
+	good.Labels = append(append([]*labels.Matcher(nil), f.Labels...), o.leMatcher())
 	return "(" + agg("sum", gl, b.rateUnion(o.Key, good, "_bucket", window)) + " / " +
 		agg("sum", gl, b.rateUnion(o.Key, f, "_count", window)) + ")"
 }
