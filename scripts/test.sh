@@ -101,7 +101,7 @@ step "mutation score (unit tiers of pkg/health and pkg/frames; the full run is s
 # The packages whose mutants cost seconds each (83 mutants, a few minutes on
 # two cores). pkg/vllm (113 mutants, each relinking Prometheus' parser: more
 # than ten minutes here), pkg/query, pkg/interval and pkg/models are in the
-# full run (see README, Mutation score), which keeps CI well inside its time.
+# full run (see docs/development.md, Mutation score), which keeps CI well inside its time.
 MUTATION_WORKERS="${MUTATION_WORKERS:-2}" bash scripts/mutation.sh pkg/health pkg/frames
 
 step "backend build (mage build:linux)"

@@ -4,6 +4,7 @@
 //
 //	plugin-release pack  [-dist dist] [-out release]
 //	plugin-release check [-source .] [-platforms linux/amd64,...] ARCHIVE.zip
+//	plugin-release check-agent [-source .] -version X.Y.Z vllm-node-agent-X.Y.Z-linux-ARCH.tar.gz...
 package main
 
 import (
@@ -11,6 +12,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/inferops/vllm-datasource/pkg/release"
@@ -32,8 +34,10 @@ func run(args []string) error {
 		return pack(args[1:])
 	case "check":
 		return check(args[1:])
+	case "check-agent":
+		return checkAgent(args[1:])
 	}
-	return fmt.Errorf("unknown command %q; allowed: pack, check", args[0])
+	return fmt.Errorf("unknown command %q; allowed: pack, check, check-agent", args[0])
 }
 
 func pack(args []string) error {
@@ -90,4 +94,53 @@ func parsePlatforms(s string) ([]release.Platform, error) {
 		out = append(out, release.Platform{OS: osName, Arch: arch})
 	}
 	return out, nil
+}
+
+// checkAgent checks node agent archives; each one's platform comes from its
+// name (release.AgentArchiveName).
+func checkAgent(args []string) error {
+	fs := flag.NewFlagSet("check-agent", flag.ContinueOnError)
+	source := fs.String("source", ".", "the repository the archives were built from (\"\" to check the archives alone)")
+	version := fs.String("version", "", "the release version (package.json's)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *version == "" || fs.NArg() == 0 {
+		return errors.New("check-agent needs -version and at least one archive")
+	}
+	failed := 0
+	for _, path := range fs.Args() {
+		failed += checkAgentArchive(path, *source, *version)
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d node agent archive(s) failed", failed)
+	}
+	return nil
+}
+
+func checkAgentArchive(path, source, version string) int {
+	probs := agentProblems(path, source, version)
+	if len(probs) == 0 {
+		fmt.Printf("ok   %s\n", path)
+		return 0
+	}
+	fmt.Printf("FAIL %s\n", path)
+	for _, p := range probs {
+		fmt.Printf("       - %s\n", p)
+	}
+	return 1
+}
+
+func agentProblems(path, source, version string) []string {
+	for _, pl := range release.AgentPlatforms {
+		if filepath.Base(path) != release.AgentArchiveName(version, pl) {
+			continue
+		}
+		a, err := release.ReadTarGz(path)
+		if err != nil {
+			return []string{err.Error()}
+		}
+		return release.CheckAgent(a, release.AgentOptions{Version: version, Platform: pl, SourceDir: source})
+	}
+	return []string{fmt.Sprintf("the name is not %s for a platform of %v", release.AgentArchiveName(version, release.Platform{OS: "linux", Arch: "ARCH"}), release.AgentPlatforms)}
 }

@@ -40,6 +40,10 @@ func main() {
 	}
 }
 
+// version is the release this binary belongs to; scripts/package.sh sets it
+// with -ldflags "-X main.version=<package.json version>".
+var version = "dev"
+
 // options are the command-line flags.
 type options struct {
 	listen       string
@@ -69,8 +73,13 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.simulate, "simulate", 0, "serve N simulated H100-like GPUs instead of reading NVML")
 	follow := fs.String("follow", "", "with --simulate: comma-separated vllm-sim /metrics URLs; GPU i follows the i-th engine's running requests and KV-cache usage")
 	fs.DurationVar(&o.simDelay, "sim-delay", 0, "with --simulate: latency added to every response")
+	showVersion := fs.Bool("version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
+	}
+	if *showVersion {
+		fmt.Fprintln(stderr, "vllm-node-agent", version)
+		return options{}, flag.ErrHelp
 	}
 	if fs.NArg() > 0 {
 		return options{}, fmt.Errorf("unexpected arguments %q", fs.Args())

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"flag"
 	"io"
 	"net/http"
 	"os"
@@ -213,4 +214,16 @@ func findNVML() (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// TestVersionFlag: --version prints the version the release build sets and
+// stops, like --help.
+func TestVersionFlag(t *testing.T) {
+	old := version
+	t.Cleanup(func() { version = old })
+	version = "1.2.3"
+	var out strings.Builder
+	_, err := parseFlags([]string{"--version"}, &out)
+	require.ErrorIs(t, err, flag.ErrHelp)
+	require.Equal(t, "vllm-node-agent 1.2.3\n", out.String())
 }

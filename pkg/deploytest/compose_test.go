@@ -6,12 +6,15 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/inferops/vllm-datasource/pkg/internal/promtest"
 )
 
 const composeFile = "docker-compose.yaml"
@@ -268,7 +271,8 @@ func TestComposeNodeAgentFollowsFleet(t *testing.T) {
 func TestComposePrometheus(t *testing.T) {
 	p := loadCompose(t)
 	prom := p.service(t, "prometheus")
-	require.Regexp(t, `^prom/prometheus:v[23]\.`, prom.Image)
+	require.Equal(t, "prom/prometheus:v"+testedPrometheusVersion(t), prom.Image,
+		"the stack runs the Prometheus the integration tests run (scripts/backends.sh PROMETHEUS_VERSION)")
 	require.Equal(t, "./deploy/prometheus", prom.mountAt(t, "prometheus", "/etc/prometheus").Source)
 	cfg, ok := flagValue(prom.Command, "config.file")
 	require.True(t, ok, "prometheus must be given --config.file")
@@ -278,14 +282,26 @@ func TestComposePrometheus(t *testing.T) {
 	require.NoError(t, err, "prometheus runs %s", cfg)
 }
 
-// TestComposeGrafana: Grafana 12 loads the plugin (unsigned, by id) from the
+// testedPrometheusVersion is the Prometheus 3 version scripts/backends.sh
+// builds for the integration tests.
+func testedPrometheusVersion(t *testing.T) string {
+	t.Helper()
+	raw, err := os.ReadFile(repoPath(t, "scripts/backends.sh"))
+	require.NoError(t, err)
+	m := regexp.MustCompile(`(?m)^PROMETHEUS_VERSION=(\d+\.\d+\.\d+)\s*$`).FindStringSubmatch(string(raw))
+	require.NotNil(t, m, "scripts/backends.sh sets no PROMETHEUS_VERSION=X.Y.Z")
+	return m[1]
+}
+
+// TestComposeGrafana: Grafana (12.1 or later) loads the plugin (unsigned, by id) from the
 // volume the plugin-build service fills, and mounts provisioning/ and
 // dashboards/.
 func TestComposeGrafana(t *testing.T) {
 	p := loadCompose(t)
 	id := pluginID(t)
 	g := p.service(t, "grafana")
-	require.Regexp(t, `^grafana/grafana(-enterprise)?:12\.`, g.Image)
+	// Grafana 12.1 or later: the version the Helm values need (preinstall_sync).
+	require.Regexp(t, `^grafana/grafana(-enterprise)?:(12\.([1-9]|\d\d+)|1[3-9]|[2-9]\d)\.`, g.Image)
 	require.Contains(t, strings.Split(g.Environment["GF_PLUGINS_ALLOW_LOADING_UNSIGNED_PLUGINS"], ","), id)
 	require.Equal(t, "true", g.Environment["GF_AUTH_ANONYMOUS_ENABLED"])
 	require.Equal(t, "Admin", g.Environment["GF_AUTH_ANONYMOUS_ORG_ROLE"])
@@ -403,4 +419,43 @@ func TestComposeSimAdvertisesServiceName(t *testing.T) {
 	for _, tg := range groups[0].Targets {
 		require.True(t, strings.HasPrefix(tg, "vllm-sim:"), "target %s", tg)
 	}
+}
+
+// TestComposePrometheus3LoadsConfig: the Prometheus the stack runs (3.x,
+// the version scripts/backends.sh builds for the tests) loads
+// prometheus.compose.yml with every rule file and sets up each scrape job
+// with the stack's static targets.
+func TestComposePrometheus3LoadsConfig(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, promtest.Prometheus3Version, testedPrometheusVersion(t))
+	dir := promConfigDir(t)
+	p := promServer{promtest.Start(t, promtest.Options{
+		ConfigFile: filepath.Join(dir, "prometheus.compose.yml"), Backend: promtest.Prometheus3,
+	})}
+
+	var build struct {
+		Version string `json:"version"`
+	}
+	p.get(t, "/api/v1/status/buildinfo", &build)
+	require.Equal(t, promtest.Prometheus3Version, build.Version)
+
+	var rules struct {
+		Groups []struct {
+			File string `json:"file"`
+		} `json:"groups"`
+	}
+	p.get(t, "/api/v1/rules", &rules)
+	loaded := map[string]bool{}
+	for _, g := range rules.Groups {
+		loaded[filepath.Base(g.File)] = true
+	}
+	files, err := filepath.Glob(repoPath(t, "deploy/prometheus/rules/*.rules.yml"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		require.True(t, loaded[filepath.Base(f)], "Prometheus 3 did not load %s (loaded: %v)", filepath.Base(f), loaded)
+	}
+
+	require.Contains(t, p.waitForTargets(t, "vllm-node-agent", 1), "node-agent:9400")
+	require.Contains(t, p.waitForTargets(t, "node", 1), "vllm-sim:9100")
 }
