@@ -1,3 +1,5 @@
+//go:build !mutation
+
 package health_test
 
 import (

@@ -3,6 +3,7 @@ package query_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,4 +52,18 @@ func byName(frames data.Frames) map[string]*data.Frame {
 		out[f.Name] = f
 	}
 	return out
+}
+
+// noticeTexts joins every notice of the frames, one per line.
+func noticeTexts(frames data.Frames) string {
+	var b strings.Builder
+	for _, f := range frames {
+		if f.Meta == nil {
+			continue
+		}
+		for _, n := range f.Meta.Notices {
+			b.WriteString(n.Text + "\n")
+		}
+	}
+	return b.String()
 }

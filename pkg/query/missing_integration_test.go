@@ -1,3 +1,5 @@
+//go:build !mutation
+
 package query_test
 
 import (
@@ -7,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferops/vllm-datasource/pkg/internal/promtest"
@@ -30,19 +31,6 @@ func imitation(t *testing.T) []byte {
 		out = append(out, line)
 	}
 	return []byte(strings.Join(out, "\n"))
-}
-
-func noticeTexts(frames data.Frames) string {
-	var b strings.Builder
-	for _, f := range frames {
-		if f.Meta == nil {
-			continue
-		}
-		for _, n := range f.Meta.Notices {
-			b.WriteString(n.Text + "\n")
-		}
-	}
-	return b.String()
 }
 
 // TestMissingMetricNotices: a query type whose signal the fleet does not

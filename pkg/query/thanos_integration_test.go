@@ -1,3 +1,5 @@
+//go:build !mutation
+
 package query_test
 
 import (
