@@ -1,13 +1,15 @@
 // Browser check: mounts the real ConfigEditor and QueryEditor (e2e/page, bundled by build-page.mjs) in Debian's
 // Chromium, driven by playwright-core, picks every query type through the UI and saves a screenshot of each editor
 // under test-output/screenshots/. Exits non-zero when an editor does not render, a query type cannot be chosen,
-// or the page throws.
+// or the page throws. With --catalogue, a run without failures also copies the screenshots plugin.json lists
+// (CATALOGUE below) into src/img/screenshots/, so the catalogue shows today's editors.
 //
-//   node e2e/browser-check.mjs            # builds the page first
+//   node e2e/browser-check.mjs              # builds the page first
+//   node e2e/browser-check.mjs --catalogue  # npm run screenshots: also refresh src/img/screenshots/
 //   CHROMIUM=/path/to/chrome node e2e/browser-check.mjs
 import { chromium } from 'playwright-core';
 import { createReadStream } from 'node:fs';
-import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,6 +22,18 @@ const shotsDir = path.join(root, 'test-output', 'screenshots');
 const executablePath = process.env.CHROMIUM ?? '/usr/bin/chromium';
 // Generous: the check must not fail because the machine is busy (Go race tests often run next to it).
 const TIMEOUT_MS = 20_000;
+
+// The screenshots the plugin catalogue shows (plugin.json info.screenshots), by the name this check saves them under.
+const CATALOGUE = [
+  'config-editor.png',
+  'query-queue-filtered.png',
+  'query-wait-time.png',
+  'query-topk.png',
+  'query-gpu.png',
+  'query-fleet.png',
+  'query-saturation.png',
+];
+const catalogueDir = path.join(root, 'src', 'img', 'screenshots');
 
 const QUERY_TYPES = [
   { label: 'Queue depth', value: 'queue', shows: 'Group by', file: 'query-queue.png' },
@@ -145,10 +159,31 @@ async function main() {
     const editor = page.getByTestId('query-editor');
 
     await step('config editor renders', async () => {
-      for (const label of ['Prometheus URL', 'Scrape interval', 'Instance label', 'Agent URLs', 'Node agent token']) {
+      // Sections holding only defaults start collapsed; the page's settings have agents, so that section is open.
+      // The URL field's label carries a required marker; its input is named by plugin-ui's aria-label.
+      await config.getByRole('textbox', { name: 'Data source connection URL' }).waitFor();
+      for (const label of ['Stack profile', 'Selector', 'Scrape interval', 'Agent URLs', 'Node agent token']) {
         await config.getByText(label, { exact: true }).first().waitFor();
       }
       await config.screenshot({ path: path.join(shotsDir, 'config-editor.png') });
+    });
+
+    await step('config editor: profile auto is shown first and chosen when nothing is saved', async () => {
+      // One radio of the profile group is checked, the page's first radio group: Auto checked and first means Auto
+      // is the first option.
+      if (!(await config.getByRole('radio', { name: 'Auto' }).isChecked())) {
+        throw new Error('Auto is not checked');
+      }
+      if (!(await config.getByRole('radio').first().isChecked())) {
+        throw new Error('Auto is not the first profile');
+      }
+    });
+
+    await step('config editor: a collapsed section opens and writes jsonData', async () => {
+      await config.getByRole('button', { name: 'Expand section Diagnosis thresholds' }).click();
+      await config.getByLabel('Queue', { exact: true }).fill('4');
+      await waitForJson(page, 'settings-json', (v) => v.jsonData.saturationQueue === 4, 'saturationQueue not written');
+      await config.getByRole('button', { name: 'Collapse section Diagnosis thresholds' }).click();
     });
 
     await step('config editor: discovery mode writes jsonData', async () => {
@@ -254,11 +289,28 @@ async function main() {
   }
 }
 
+/** Copies the catalogue's screenshots from this run into src/img/screenshots/, checking plugin.json lists each. */
+async function updateCatalogue() {
+  const plugin = JSON.parse(await readFile(path.join(root, 'src', 'plugin.json'), 'utf8'));
+  const listed = new Set((plugin.info?.screenshots ?? []).map((s) => path.basename(s.path)));
+  for (const file of CATALOGUE) {
+    if (!listed.has(file)) {
+      fail(`${file} is a catalogue screenshot, but plugin.json info.screenshots does not list it`);
+      continue;
+    }
+    await copyFile(path.join(shotsDir, file), path.join(catalogueDir, file));
+    console.log(`catalogue ${path.relative(root, path.join(catalogueDir, file))}`);
+  }
+}
+
 const start = Date.now();
 try {
   await main();
 } catch (err) {
   fail(err instanceof Error ? err.message : String(err));
+}
+if (failures.length === 0 && process.argv.includes('--catalogue')) {
+  await updateCatalogue();
 }
 if (failures.length > 0) {
   console.error(`browser check: ${failures.length} failure(s)`);

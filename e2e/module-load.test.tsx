@@ -21,6 +21,8 @@ const MODULE = path.resolve(__dirname, '..', 'dist', 'module.js');
 const PROVIDED: Record<string, unknown> = {
   react: React,
   'react-dom': require('react-dom'),
+  // @grafana/plugin-ui's settings sections style themselves with it; Grafana shares its copy with plugins.
+  '@emotion/css': require('@emotion/css'),
   '@grafana/data': require('@grafana/data'),
   '@grafana/runtime': require('@grafana/runtime'),
   '@grafana/ui': require('@grafana/ui'),
@@ -91,7 +93,9 @@ describe('dist/module.js', () => {
     const settings = { ...instanceSettings, jsonData: {}, secureJsonFields: {}, url: '' } as never;
     render(<ConfigEditor options={settings} onOptionsChange={jest.fn()} />);
     expect(screen.getByLabelText('Scrape interval')).toBeInTheDocument();
-    expect(screen.getByRole('radio', { name: 'Prometheus discovery' })).toBeChecked();
+    // The stack profile defaults to auto; the node agents' section starts collapsed while it holds no setting.
+    expect(screen.getByRole('radio', { name: 'Auto' })).toBeChecked();
+    expect(screen.getByRole('button', { name: 'Expand section Node agents' })).toBeInTheDocument();
 
     render(
       <QueryEditor

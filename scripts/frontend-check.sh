@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Frontend gate: install (when needed), typecheck, lint, unit tests, production build, then check what the build
-# wrote into dist/, load dist/module.js in a test, and drive the editors in a real browser (Debian's Chromium).
-# Works on a machine that never saw the project: Node >= 20 and the npm registry, plus apt for Chromium when
-# /usr/bin/chromium is missing.
+# Frontend gate: install (when needed), typecheck, lint, Grafana API compatibility (levitate), unit tests,
+# production build, then check what the build wrote into dist/, load dist/module.js in a test, and drive the
+# editors in a real browser (Debian's Chromium).
+# Works on a machine that never saw the project: Node ^20.19 || ^22.13 || >=24 (package.json engines) and the npm
+# registry, plus apt for Chromium when /usr/bin/chromium is missing.
 #
 #   scripts/frontend-check.sh            # install only when node_modules is missing or older than the lockfile
 #   FRONTEND_CI_INSTALL=always scripts/frontend-check.sh   # always start from a clean `npm ci`
 #   CHROMIUM=/path/to/chrome scripts/frontend-check.sh    # use another Chromium instead of /usr/bin/chromium
+#   GRAFANA_COMPAT_VERSIONS="11.6.0 12.0.0" scripts/frontend-check.sh   # check other Grafana versions' APIs
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -33,11 +35,29 @@ needs_install() {
   return 1
 }
 
-node_major=$(node -p 'process.versions.node.split(".")[0]')
-if ((node_major < 20)); then
-  echo "Node >= 20 is required, found $(node --version)" >&2
+# The lockfile's packages need ^20.19.0 || ^22.13.0 || >=24 (sass, chokidar and yargs from 20.19, eslint-visitor-keys
+# from 22.13 on the 22 line; Node 21 and 23 are refused by some).
+if ! node -e '
+  const [major, minor] = process.versions.node.split(".").map(Number);
+  const ok = (major === 20 && minor >= 19) || (major === 22 && minor >= 13) || major >= 24;
+  process.exit(ok ? 0 : 1);'; then
+  echo "Node ^20.19.0 || ^22.13.0 || >=24 is required (package.json engines), found $(node --version)" >&2
   exit 1
 fi
+
+# Grafana versions whose @grafana/data, ui and runtime APIs the source must fit: the oldest the plugin claims
+# (plugin.json grafanaDependency) and the newest release. Keep the first in step with grafanaDependency.
+GRAFANA_COMPAT_VERSIONS="${GRAFANA_COMPAT_VERSIONS:-11.6.0 13.2.3}"
+
+# Grafana's API-compatibility check (as @grafana/create-plugin's CI runs it): every @grafana/* export the source
+# uses must exist, with a compatible signature, in each version. Downloads those packages from the npm registry.
+compat() {
+  local version
+  for version in $GRAFANA_COMPAT_VERSIONS; do
+    npx --no-install levitate is-compatible --path src/module.ts \
+      --target "@grafana/data@${version},@grafana/ui@${version},@grafana/runtime@${version}"
+  done
+}
 
 if needs_install; then
   step "install" npm ci --no-audit --no-fund
@@ -47,6 +67,7 @@ fi
 
 step "typecheck" npm run typecheck
 step "lint" npm run lint
+step "grafana compatibility" compat
 step "test" npm run test:ci
 step "build" npm run build
 

@@ -168,14 +168,18 @@ export const DEFAULT_SETTINGS = {
 
 export type VllmAgentMode = 'static' | 'discovery';
 
-/** The stack profiles the backend knows (jsonData.profile); absent means prometheus. */
-export type VllmProfile = 'prometheus' | 'production-stack' | 'llm-d' | 'kserve' | 'ray-serve';
+/**
+ * The stack profiles the backend knows (jsonData.profile, pkg/models/profile.go). Absent means auto: the backend
+ * applies the stack it detects; an explicit profile wins over detection.
+ */
+export type VllmProfile = 'auto' | 'prometheus' | 'production-stack' | 'llm-d' | 'kserve' | 'ray-serve';
 
 export const PROFILE_OPTIONS: Array<{ label: string; value: VllmProfile; description: string }> = [
+  { label: 'Auto', value: 'auto', description: 'detected from the vLLM series; Save & test names it' },
   { label: 'Prometheus', value: 'prometheus', description: 'instance targets; prefix vllm:' },
   { label: 'production-stack', value: 'production-stack', description: 'namespace/pod; router series excluded' },
   { label: 'llm-d', value: 'llm-d', description: 'namespace/pod (PodMonitors)' },
-  { label: 'KServe', value: 'kserve', description: 'namespace/pod' },
+  { label: 'KServe', value: 'kserve', description: 'namespace/pod; kserve_vllm: and vllm: names' },
   { label: 'Ray Serve', value: 'ray-serve', description: 'namespace/ReplicaId; ray_vllm: and ray_vllm_ names' },
 ];
 

@@ -2,7 +2,7 @@ import React from 'react';
 import { fireEvent, render, screen } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 
-import { ConfigEditor } from './ConfigEditor';
+import { ConfigEditor, DOCS_URL } from './ConfigEditor';
 import { makeSettings } from '../testing/fixtures';
 
 /** Renders the editor with a mock onOptionsChange and returns the mock. */
@@ -11,6 +11,11 @@ function setup(overrides: Parameters<typeof makeSettings>[0] = {}) {
   const options = makeSettings(overrides);
   render(<ConfigEditor options={options} onOptionsChange={onOptionsChange} />);
   return { onOptionsChange, options };
+}
+
+/** Opens a collapsed section or sub-section by its title, as a user does with its chevron. */
+function expand(title: string) {
+  fireEvent.click(screen.getByRole('button', { name: `Expand section ${title}` }));
 }
 
 /** The options object passed in the most recent onOptionsChange call. */
@@ -22,6 +27,7 @@ function lastChange(mock: jest.Mock) {
 describe('ConfigEditor', () => {
   it('shows the backend defaults as placeholders without writing them', () => {
     const { onOptionsChange } = setup();
+    expand('Profile overrides');
     expect(screen.getByLabelText('Scrape interval')).toHaveAttribute('placeholder', '15s');
     expect(screen.getByLabelText('Query timeout')).toHaveAttribute('placeholder', '30s');
     expect(screen.getByLabelText('Instance label')).toHaveAttribute('placeholder', 'instance');
@@ -46,9 +52,10 @@ describe('ConfigEditor', () => {
     expect(next.secureJsonData).toEqual(options.secureJsonData);
   });
 
-  it('writes the stack profile and shows prometheus when none is set', async () => {
+  it('writes the stack profile and shows auto, without writing it, when none is set', async () => {
     const { onOptionsChange } = setup({ jsonData: { selector: 'namespace="inference"' } });
-    expect(screen.getByRole('radio', { name: 'Prometheus' })).toBeChecked();
+    expect(screen.getByRole('radio', { name: 'Auto' })).toBeChecked();
+    expect(onOptionsChange).not.toHaveBeenCalled();
     await userEvent.click(screen.getByRole('radio', { name: 'production-stack' }));
     expect(lastChange(onOptionsChange).jsonData).toEqual({
       selector: 'namespace="inference"',
@@ -61,8 +68,6 @@ describe('ConfigEditor', () => {
     fireEvent.change(screen.getByPlaceholderText('http://localhost:9090'), {
       target: { value: 'http://prometheus:9090' },
     });
-    // The HTTP settings component commits the URL on blur.
-    fireEvent.blur(screen.getByPlaceholderText('http://localhost:9090'));
     const next = lastChange(onOptionsChange);
     expect(next.url).toBe('http://prometheus:9090');
     expect(next.jsonData.prometheusUrl).toBe('http://prometheus:9090');
@@ -78,6 +83,7 @@ describe('ConfigEditor', () => {
 
   it('puts the node agent token in secureJsonData and never in jsonData', () => {
     const { onOptionsChange } = setup({ jsonData: { scrapeInterval: '15s' } });
+    expand('Node agents');
     fireEvent.change(screen.getByLabelText('Node agent token'), { target: { value: 's3cr3t-token' } });
     const next = lastChange(onOptionsChange);
     expect(next.secureJsonData).toEqual({ agentToken: 's3cr3t-token' });
@@ -136,6 +142,7 @@ describe('ConfigEditor', () => {
   describe('max concurrent queries', () => {
     it('shows the default as a placeholder and writes a number', () => {
       const { onOptionsChange, options } = setup({ jsonData: { metricPrefix: 'vllm:' } });
+      expand('Load on Prometheus');
       const input = screen.getByLabelText('Max concurrent queries');
       expect(input).toHaveAttribute('placeholder', '10');
       fireEvent.change(input, { target: { value: '15' } });
@@ -163,6 +170,7 @@ describe('ConfigEditor', () => {
   describe('incremental querying', () => {
     it('is on when never set, with the overlap default as a placeholder', () => {
       const { onOptionsChange } = setup();
+      expand('Load on Prometheus');
       expect(screen.getByLabelText('Incremental querying')).toBeChecked();
       expect(screen.getByLabelText('Query overlap window')).toHaveAttribute('placeholder', '10m');
       expect(onOptionsChange).not.toHaveBeenCalled();
@@ -197,6 +205,7 @@ describe('ConfigEditor', () => {
   describe('node agents', () => {
     it('shows discovery when no URL is listed, as the backend does, with the defaults as placeholders', () => {
       const { onOptionsChange } = setup();
+      expand('Node agents');
       expect(screen.getByRole('radio', { name: 'Prometheus discovery' })).toBeChecked();
       expect(screen.getByLabelText('Prometheus job')).toHaveAttribute('placeholder', 'vllm-node-agent');
       expect(screen.queryByLabelText('Agent URLs')).not.toBeInTheDocument();
@@ -260,6 +269,7 @@ describe('ConfigEditor', () => {
 
     it('writes the agent timeout to jsonData', () => {
       const { onOptionsChange } = setup();
+      expand('Node agents');
       fireEvent.change(screen.getByLabelText('Agent timeout'), { target: { value: '500ms' } });
       expect(lastChange(onOptionsChange).jsonData).toEqual({ agentTimeout: '500ms' });
     });
@@ -267,6 +277,167 @@ describe('ConfigEditor', () => {
     it.each(['fast', '0s', '2m'])('hints when the agent timeout is %p (backend: 1ms to 1m)', (agentTimeout) => {
       setup({ jsonData: { agentTimeout } });
       expect(screen.getByText('Use a duration up to 1m, such as 2s or 500ms')).toBeInTheDocument();
+    });
+  });
+  describe('layout', () => {
+    it('shows the sections in the order an admin needs them', () => {
+      setup();
+      const titles = screen.getAllByRole('heading', { level: 3 }).map((h) => h.textContent);
+      expect(titles).toEqual([
+        'Connection',
+        'Authentication',
+        'vLLM stack',
+        'Queries and performance',
+        'Node agents',
+        'Diagnosis thresholds',
+        'Additional settings',
+      ]);
+      expect(screen.getByRole('link', { name: 'view the documentation' })).toHaveAttribute('href', DOCS_URL);
+    });
+
+    it('puts the profile and the selector first in the vLLM stack section, auto first among the profiles', () => {
+      setup();
+      const labels = screen
+        .getAllByText(/^(Stack profile|Selector|Instance label|Scrape interval)$/)
+        .map((e) => e.textContent);
+      // The profile overrides (instance label, metric prefix) start collapsed, after the selector.
+      expect(labels).toEqual(['Stack profile', 'Selector', 'Scrape interval']);
+      const radios = screen.getAllByRole('radio');
+      const profiles = ['Auto', 'Prometheus', 'production-stack', 'llm-d', 'KServe', 'Ray Serve'];
+      profiles.forEach((name, i) => expect(radios[i]).toBe(screen.getByRole('radio', { name })));
+    });
+
+    it('keeps an explicit profile, which wins over detection', () => {
+      setup({ jsonData: { profile: 'ray-serve' } });
+      expect(screen.getByRole('radio', { name: 'Ray Serve' })).toBeChecked();
+      expect(screen.getByRole('radio', { name: 'Auto' })).not.toBeChecked();
+    });
+
+    it('writes auto when chosen after another profile', async () => {
+      const { onOptionsChange } = setup({ jsonData: { profile: 'kserve' } });
+      await userEvent.click(screen.getByRole('radio', { name: 'Auto' }));
+      expect(lastChange(onOptionsChange).jsonData).toEqual({ profile: 'auto' });
+    });
+
+    it.each([
+      ['Profile overrides', 'Instance label'],
+      ['Load on Prometheus', 'Max concurrent queries'],
+      ['Node agents', 'Agent timeout'],
+      ['Diagnosis thresholds', 'KV cache near full'],
+      ['Additional settings', 'Allowed cookies'],
+    ])('collapses %s while it holds only defaults', (title, field) => {
+      setup();
+      expect(screen.queryByLabelText(field)).not.toBeInTheDocument();
+      expand(title);
+      expect(screen.getByLabelText(field)).toBeInTheDocument();
+    });
+
+    it.each([
+      ['Profile overrides', { instanceLabel: 'pod' }, 'Instance label'],
+      ['Load on Prometheus', { incrementalQuerying: false }, 'Incremental querying'],
+      ['Node agents', { agentJob: 'gpu-agents' }, 'Agent timeout'],
+      ['Diagnosis thresholds', { saturationQueue: 4 }, 'Queue'],
+      ['Additional settings', { keepCookies: ['session'] }, 'Allowed cookies'],
+    ])('opens %s when a value in it is saved', (title, jsonData, field) => {
+      setup({ jsonData });
+      expect(screen.getByLabelText(field)).toBeInTheDocument();
+      expect(screen.getByRole('button', { name: `Collapse section ${title}` })).toBeInTheDocument();
+    });
+
+    it('opens the node agents when only the token is saved', () => {
+      setup({ secureJsonFields: { agentToken: true } });
+      expect(screen.getByLabelText('Node agent token')).toBeInTheDocument();
+    });
+
+    it('keeps the values of collapsed sections when another setting changes', () => {
+      const saved = {
+        instanceLabel: 'pod',
+        maxConcurrentQueries: 5,
+        agentUrls: ['http://gpu-1:9400'],
+        saturationKvHigh: 0.8,
+        keepCookies: ['session'],
+      };
+      const { onOptionsChange } = setup({ jsonData: saved, secureJsonFields: { agentToken: true } });
+      for (const title of [
+        'Profile overrides',
+        'Load on Prometheus',
+        'Node agents',
+        'Diagnosis thresholds',
+        'Additional settings',
+      ]) {
+        fireEvent.click(screen.getByRole('button', { name: `Collapse section ${title}` }));
+      }
+      expect(screen.queryByLabelText('Instance label')).not.toBeInTheDocument();
+      expect(screen.queryByLabelText('KV cache near full')).not.toBeInTheDocument();
+      fireEvent.change(screen.getByLabelText('Scrape interval'), { target: { value: '30s' } });
+      const next = lastChange(onOptionsChange);
+      expect(next.jsonData).toEqual({ ...saved, scrapeInterval: '30s' });
+      expect(next.secureJsonFields).toEqual({ agentToken: true });
+    });
+
+    it('keeps a value typed in a section after the section is collapsed', () => {
+      const onOptionsChange = jest.fn();
+      const { rerender } = render(<ConfigEditor options={makeSettings()} onOptionsChange={onOptionsChange} />);
+      expand('Diagnosis thresholds');
+      fireEvent.change(screen.getByLabelText('Queue'), { target: { value: '3' } });
+      const typed = lastChange(onOptionsChange);
+      rerender(<ConfigEditor options={typed} onOptionsChange={onOptionsChange} />);
+      fireEvent.click(screen.getByRole('button', { name: 'Collapse section Diagnosis thresholds' }));
+      fireEvent.change(screen.getByLabelText('Query timeout'), { target: { value: '1m' } });
+      expect(lastChange(onOptionsChange).jsonData).toEqual({ saturationQueue: 3, queryTimeout: '1m' });
+    });
+  });
+
+  describe('authentication', () => {
+    it('offers no auth, basic auth and OAuth forwarding, and no cross-site credentials', async () => {
+      setup();
+      await userEvent.click(screen.getByLabelText('Authentication method'));
+      const options = screen.getAllByRole('option').map((o) => o.textContent);
+      expect(options.join('|')).toMatch(/No Authentication/);
+      expect(options.join('|')).toMatch(/Basic authentication/);
+      expect(options.join('|')).toMatch(/Forward OAuth Identity/);
+      expect(options.join('|')).not.toMatch(/cross-site/);
+    });
+
+    it('shows cross-site credentials when a saved data source uses them, so they can be switched off', () => {
+      setup({ withCredentials: true });
+      expect(screen.getByText('Enable cross-site access control requests')).toBeInTheDocument();
+    });
+
+    it('switches to basic auth with the keys Grafana reads', async () => {
+      const { onOptionsChange } = setup({ jsonData: { selector: 'job="vllm"' } });
+      await userEvent.click(screen.getByLabelText('Authentication method'));
+      await userEvent.click(screen.getByRole('option', { name: /Basic authentication/ }));
+      const next = lastChange(onOptionsChange);
+      expect(next.basicAuth).toBe(true);
+      expect(next.withCredentials).toBe(false);
+      expect(next.jsonData).toEqual({ selector: 'job="vllm"', oauthPassThru: false });
+    });
+
+    it('writes the basic-auth user to basicAuthUser', () => {
+      const { onOptionsChange } = setup({ basicAuth: true });
+      fireEvent.change(screen.getByPlaceholderText('User'), { target: { value: 'grafana' } });
+      expect(lastChange(onOptionsChange).basicAuthUser).toBe('grafana');
+    });
+
+    it('keeps a CA certificate in secureJsonData and the switch in jsonData', async () => {
+      const { onOptionsChange } = setup({ jsonData: { tlsAuthWithCACert: true } });
+      const cert = '-----BEGIN CERTIFICATE-----';
+      fireEvent.change(screen.getByPlaceholderText('Begins with --- BEGIN CERTIFICATE ---'), {
+        target: { value: cert },
+      });
+      const next = lastChange(onOptionsChange);
+      expect(next.secureJsonData).toEqual({ tlsCACert: cert });
+      expect(next.jsonData).toEqual({ tlsAuthWithCACert: true });
+    });
+  });
+
+  describe('additional settings', () => {
+    it('writes the allowed cookies to jsonData.keepCookies', async () => {
+      const { onOptionsChange } = setup();
+      expand('Additional settings');
+      await userEvent.type(screen.getByLabelText('Allowed cookies'), 'session{Enter}');
+      expect(lastChange(onOptionsChange).jsonData).toEqual({ keepCookies: ['session'] });
     });
   });
 });

@@ -85,6 +85,8 @@ describe('ConfigEditor: saturation thresholds', () => {
     const onOptionsChange = jest.fn();
     const options = makeSettings({ jsonData: {} });
     render(<ConfigEditor options={options} onOptionsChange={onOptionsChange} />);
+    // The section starts collapsed while no threshold is saved.
+    fireEvent.click(screen.getByRole('button', { name: 'Expand section Diagnosis thresholds' }));
     expect(screen.getByLabelText('KV cache near full')).toHaveAttribute('placeholder', '0.9');
     expect(screen.getByLabelText('Queue')).toHaveAttribute('placeholder', '1');
     expect(screen.getByLabelText('Preemptions/s')).toHaveAttribute('placeholder', '0.01');

@@ -1,6 +1,7 @@
 import React, { ChangeEvent } from 'react';
 import { DataSourcePluginOptionsEditorProps } from '@grafana/data';
-import { FieldSet, InlineField, RadioButtonGroup, SecretInput, TagsInput, Text, useTheme2 } from '@grafana/ui';
+import { ConfigSection } from '@grafana/plugin-ui';
+import { InlineField, RadioButtonGroup, SecretInput, TagsInput, Text, useTheme2 } from '@grafana/ui';
 
 import { DEFAULT_SETTINGS, VllmAgentMode, VllmDataSourceOptions, VllmSecureJsonData } from '../../types';
 import { isValidAgentTimeout, isValidAgentUrl } from '../../validation';
@@ -12,6 +13,12 @@ const MODE_OPTIONS: Array<{ value: VllmAgentMode; label: string; description: st
   { value: 'static', label: 'Static list', description: 'Agent URLs listed here' },
   { value: 'discovery', label: 'Prometheus discovery', description: 'The targets of a Prometheus scrape job' },
 ];
+
+/** True when any node-agent setting is saved, so the section opens and shows it. */
+export function hasAgentSettings({ jsonData, secureJsonFields }: Props['options']): boolean {
+  const keys = ['agentMode', 'agentUrls', 'agentJob', 'agentTimeout'] as const;
+  return keys.some((k) => jsonData[k] !== undefined) || Boolean(secureJsonFields?.agentToken);
+}
 
 /**
  * Node agents report per-GPU numbers. They are found either from a static URL list or from the targets Prometheus
@@ -46,7 +53,12 @@ export function AgentSettings({ options, onOptionsChange }: Props) {
     });
 
   return (
-    <FieldSet label="Node agents">
+    <ConfigSection
+      title="Node agents"
+      description="Per-GPU numbers (the GPU query) come from the optional node agents, not from Prometheus."
+      isCollapsible
+      isInitiallyOpen={hasAgentSettings(options)}
+    >
       <InlineField label="Find agents by" labelWidth={LABEL_WIDTH}>
         <RadioButtonGroup options={MODE_OPTIONS} value={mode} onChange={onModeChange} />
       </InlineField>
@@ -114,6 +126,6 @@ export function AgentSettings({ options, onOptionsChange }: Props) {
           onReset={onTokenReset}
         />
       </InlineField>
-    </FieldSet>
+    </ConfigSection>
   );
 }

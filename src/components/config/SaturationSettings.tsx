@@ -1,6 +1,7 @@
 import React, { ChangeEvent } from 'react';
 import { DataSourcePluginOptionsEditorProps } from '@grafana/data';
-import { FieldSet, InlineField, Input } from '@grafana/ui';
+import { ConfigSection } from '@grafana/plugin-ui';
+import { InlineField, Input } from '@grafana/ui';
 
 import { DEFAULT_SETTINGS, VllmDataSourceOptions, VllmSecureJsonData } from '../../types';
 import { INPUT_WIDTH, LABEL_WIDTH } from './TextSettingField';
@@ -49,7 +50,10 @@ export function thresholdError(value: number | undefined, max?: number): string 
   return undefined;
 }
 
-/** The saturation query's thresholds; empty fields use the defaults shown as placeholders. */
+/**
+ * The thresholds of the saturation query's verdicts (KV-bound, queueing, preempting, idle); empty fields use the
+ * defaults shown as placeholders. Collapsed unless one is set: the defaults suit most fleets.
+ */
 export function SaturationSettings({ options, onOptionsChange }: Props) {
   const { jsonData } = options;
   const onChange = (key: Threshold) => (event: ChangeEvent<HTMLInputElement>) => {
@@ -63,7 +67,12 @@ export function SaturationSettings({ options, onOptionsChange }: Props) {
     onOptionsChange({ ...options, jsonData: next });
   };
   return (
-    <FieldSet label="Saturation thresholds">
+    <ConfigSection
+      title="Diagnosis thresholds"
+      description="When the saturation query calls an instance KV-bound, queueing, preempting or idle."
+      isCollapsible
+      isInitiallyOpen={THRESHOLDS.some(({ key }) => jsonData[key] !== undefined)}
+    >
       {THRESHOLDS.map(({ key, label, tooltip, max }) => {
         const error = thresholdError(jsonData[key], max);
         return (
@@ -86,6 +95,6 @@ export function SaturationSettings({ options, onOptionsChange }: Props) {
           </InlineField>
         );
       })}
-    </FieldSet>
+    </ConfigSection>
   );
 }
