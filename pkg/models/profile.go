@@ -11,7 +11,7 @@ import (
 // Profile is what one serving stack's scrape puts in Prometheus: the metric
 // prefixes its vLLM series carry, the labels that identify one vLLM server,
 // and the series under vLLM's names that are not engines (and must never be
-// summed with them). Facts: README "Kubernetes" section.
+// summed with them). Facts: docs/kubernetes.md.
 type Profile struct {
 	// Name is the jsonData.profile value.
 	Name string

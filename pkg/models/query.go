@@ -15,7 +15,7 @@ import (
 // QueryType selects what a query answers.
 type QueryType string
 
-// The query types. Their JSON options are documented in the README.
+// The query types. Their JSON options are documented in docs/queries.md.
 const (
 	QueryQueue       QueryType = "queue"
 	QueryWaitTime    QueryType = "waitTime"

@@ -6,7 +6,7 @@ import (
 	"math"
 )
 
-// Defaults of the saturation thresholds (README, Configuration).
+// Defaults of the saturation thresholds (docs/configuration.md, Saturation thresholds).
 const (
 	// DefaultSaturationKVHigh: KV-cache usage at or above it is "near full".
 	DefaultSaturationKVHigh = 0.9
