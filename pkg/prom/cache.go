@@ -10,7 +10,8 @@ import (
 )
 
 // DefaultCacheBytes bounds the memory one data-source instance keeps in
-// finished results.
+// finished answers: its result cache and its incremental-range store
+// together (see Budget).
 const DefaultCacheBytes = 64 << 20
 
 // Result is one finished query: a matrix or a vector, and its warnings.
@@ -22,20 +23,9 @@ type Result struct {
 	Warnings []string
 }
 
-// sizeBytes estimates what the result holds in memory.
-func (r Result) sizeBytes() int64 {
-	n := r.Matrix.SizeBytes() + 64
-	for _, s := range r.Vector {
-		n += 48
-		for k, v := range s.Metric {
-			n += 32 + int64(len(k)+len(v))
-		}
-	}
-	for _, w := range r.Warnings {
-		n += int64(len(w)) + 16
-	}
-	return n
-}
+// sizeBytes estimates what the result, kept in the cache, holds in
+// memory (see resultBytes).
+func (r Result) sizeBytes() int64 { return resultBytes(r) }
 
 // Fetch runs a query; TTL says, once it has answered, how long its result
 // may be served (0: not at all).
@@ -52,13 +42,13 @@ type CacheStats struct {
 // in-flight sharing: callers asking for the same key while it is being
 // fetched wait for that one fetch, and finished results are served until
 // their TTL passes. Memory is bounded: least recently used results go
-// first, and a result bigger than a quarter of the bound is never kept.
-// Errors are never kept.
+// first (with those of the Increments sharing its Budget), and a result
+// bigger than a quarter of the budget is never kept. Errors are never kept.
 type Cache struct {
-	maxBytes int64
-	now      func() time.Time
+	budget *Budget
+	now    func() time.Time
 
-	mu      sync.Mutex
+	mu      *sync.Mutex // the budget's
 	entries map[string]*entry
 	lru     *list.List // finished entries, most recently used first
 	stats   CacheStats
@@ -72,21 +62,20 @@ type entry struct {
 	expires time.Time
 	size    int64
 	elem    *list.Element
+	charge  *charge
 	waiters int
 	cancel  context.CancelFunc
 }
 
-// NewCache returns an empty cache holding at most maxBytes of results
-// (DefaultCacheBytes when maxBytes <= 0). now is the clock (time.Now when nil).
+// NewCache returns an empty cache with a budget of its own of maxBytes
+// (DefaultCacheBytes when maxBytes <= 0). now is the clock (time.Now when
+// nil). Budget.NewCache makes one that shares a budget.
 func NewCache(maxBytes int64, now func() time.Time) *Cache {
-	if maxBytes <= 0 {
-		maxBytes = DefaultCacheBytes
-	}
-	if now == nil {
-		now = time.Now
-	}
-	return &Cache{maxBytes: maxBytes, now: now, entries: map[string]*entry{}, lru: list.New()}
+	return NewBudget(maxBytes).NewCache(now)
 }
+
+// Budget is the budget the cache charges.
+func (c *Cache) Budget() *Budget { return c.budget }
 
 // Stats returns a snapshot of the counters.
 func (c *Cache) Stats() CacheStats {
@@ -107,6 +96,7 @@ func (c *Cache) Do(ctx context.Context, key string, fetch Fetch, ttl func(Result
 	if e != nil && e.elem != nil {
 		c.stats.Hits++
 		c.lru.MoveToFront(e.elem)
+		c.budget.touch(e.charge)
 		c.mu.Unlock()
 		return e.res, nil
 	}
@@ -150,6 +140,14 @@ func (c *Cache) start(key string, ctx context.Context, fetch Fetch, ttl func(Res
 // finish records the answer, keeps it if it may be served later, and
 // wakes the waiters.
 func (c *Cache) finish(e *entry, res Result, err error, ttl func(Result) time.Duration) {
+	d := time.Duration(0)
+	if err == nil {
+		d = ttl(res)
+	}
+	var size int64
+	if d > 0 {
+		size = res.sizeBytes() // outside the lock: it walks every series
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e.res, e.err = res, err
@@ -157,24 +155,24 @@ func (c *Cache) finish(e *entry, res Result, err error, ttl func(Result) time.Du
 	if c.entries[e.key] != e {
 		return // abandoned by every waiter
 	}
-	d := time.Duration(0)
-	if err == nil {
-		d = ttl(res)
-	}
-	e.size = res.sizeBytes()
-	if d <= 0 || e.size > c.maxBytes/4 {
+	e.size = size
+	if d <= 0 || !c.budget.fits(e.size) {
 		delete(c.entries, e.key)
 		return
 	}
 	e.expires = c.now().Add(d)
 	e.elem = c.lru.PushFront(e)
 	c.stats.Bytes += e.size
-	c.evict()
+	c.dropExpired()
+	e.charge = &charge{size: e.size, evict: func() {
+		c.remove(e)
+		c.stats.Evictions++
+	}}
+	c.budget.admit(e.charge)
 }
 
-// evict drops expired results, then the least recently used, until the
-// cache is within its bound. Called locked.
-func (c *Cache) evict() {
+// dropExpired forgets the results whose TTL has passed. Called locked.
+func (c *Cache) dropExpired() {
 	now := c.now()
 	for el := c.lru.Back(); el != nil; {
 		prev := el.Prev()
@@ -183,16 +181,14 @@ func (c *Cache) evict() {
 		}
 		el = prev
 	}
-	for c.stats.Bytes > c.maxBytes && c.lru.Len() > 0 {
-		c.remove(c.lru.Back().Value.(*entry))
-		c.stats.Evictions++
-	}
 }
 
-// remove forgets a finished entry. Called locked.
+// remove forgets a finished entry and gives its bytes back to the budget.
+// Called locked.
 func (c *Cache) remove(e *entry) {
 	c.lru.Remove(e.elem)
 	e.elem = nil
+	c.budget.release(e.charge)
 	c.stats.Bytes -= e.size
 	if c.entries[e.key] == e {
 		delete(c.entries, e.key)

@@ -36,17 +36,9 @@ func (m Matrix) Points() int {
 	return n
 }
 
-// SizeBytes estimates the memory the matrix holds, for the cache's bound.
-func (m Matrix) SizeBytes() int64 {
-	var n int64
-	for _, s := range m {
-		n += 64 + int64(cap(s.Times))*24 + int64(cap(s.Values))*8
-		for k, v := range s.Labels {
-			n += 32 + int64(len(k)+len(v))
-		}
-	}
-	return n
-}
+// SizeBytes estimates the memory the matrix holds on the heap, for the
+// cache's budget (see matrixBytes).
+func (m Matrix) SizeBytes() int64 { return matrixBytes(m) }
 
 // Vector is an instant query's answer (one point per series) in
 // client_golang's type.

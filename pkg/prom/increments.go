@@ -34,15 +34,15 @@ type IncrementStats struct {
 // grid (a dashboard ending "now", refreshed) asks Prometheus only for the
 // steps that could have changed since: a PromQL range query evaluates each
 // step on its own, so the steps before the overlap are final and the answer
-// is the same as a full fetch. Memory is bounded like Cache's: least
-// recently used bases go first and one bigger than a quarter of the bound
-// is not kept.
+// is the same as a full fetch. Memory is bounded by its Budget, which a
+// Cache may share: least recently used entries of either go first and a
+// base bigger than a quarter of the budget is not kept.
 type Increments struct {
-	overlap  time.Duration
-	maxBytes int64
-	now      func() time.Time
+	budget  *Budget
+	overlap time.Duration
+	now     func() time.Time
 
-	mu    sync.Mutex
+	mu    *sync.Mutex // the budget's
 	bases map[string]*base
 	lru   *list.List
 	stats IncrementStats
@@ -56,21 +56,14 @@ type base struct {
 	mat        Matrix
 	size       int64
 	elem       *list.Element
+	charge     *charge
 }
 
-// NewIncrements returns an empty store: overlap <= 0 means DefaultOverlap,
-// maxBytes <= 0 DefaultCacheBytes, now nil time.Now.
+// NewIncrements returns an empty store with a budget of its own:
+// overlap <= 0 means DefaultOverlap, maxBytes <= 0 DefaultCacheBytes, now
+// nil time.Now. Budget.NewIncrements makes one that shares a budget.
 func NewIncrements(overlap time.Duration, maxBytes int64, now func() time.Time) *Increments {
-	if overlap <= 0 {
-		overlap = DefaultOverlap
-	}
-	if maxBytes <= 0 {
-		maxBytes = DefaultCacheBytes
-	}
-	if now == nil {
-		now = time.Now
-	}
-	return &Increments{overlap: overlap, maxBytes: maxBytes, now: now, bases: map[string]*base{}, lru: list.New()}
+	return NewBudget(maxBytes).NewIncrements(overlap, now)
 }
 
 // Stats returns a snapshot of the counters.
@@ -172,6 +165,7 @@ func (inc *Increments) get(key string) *base {
 	b := inc.bases[key]
 	if b != nil {
 		inc.lru.MoveToFront(b.elem)
+		inc.budget.touch(b.charge)
 	}
 	return b
 }
@@ -184,22 +178,24 @@ func (inc *Increments) put(b *base) {
 	if old := inc.bases[b.key]; old != nil {
 		inc.remove(old)
 	}
-	if b.size > inc.maxBytes/4 {
+	if !inc.budget.fits(b.size) {
 		return
 	}
 	b.elem = inc.lru.PushFront(b)
 	inc.bases[b.key] = b
 	inc.stats.Bytes += b.size
-	for inc.stats.Bytes > inc.maxBytes && inc.lru.Len() > 0 {
-		inc.remove(inc.lru.Back().Value.(*base))
+	b.charge = &charge{size: b.size, evict: func() {
+		inc.remove(b)
 		inc.stats.Evictions++
-	}
+	}}
+	inc.budget.admit(b.charge)
 }
 
-// remove forgets b. Called locked.
+// remove forgets b and gives its bytes back to the budget. Called locked.
 func (inc *Increments) remove(b *base) {
 	inc.lru.Remove(b.elem)
 	delete(inc.bases, b.key)
+	inc.budget.release(b.charge)
 	inc.stats.Bytes -= b.size
 }
 

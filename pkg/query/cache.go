@@ -49,11 +49,13 @@ func (e *Executor) sharedCache() *prom.Cache {
 }
 
 // increments is the instance's store of earlier range answers, made on
-// first use like the cache; nil when the settings turn it off.
+// first use like the cache; nil when the settings turn it off. It is
+// charged to the cache's budget, so the two together keep at most
+// CacheBytes.
 func (e *Executor) increments() *prom.Increments {
 	e.incrOnce.Do(func() {
 		if e.Increments == nil && e.Settings.Incremental {
-			e.Increments = prom.NewIncrements(e.Settings.IncrementalOverlap, e.CacheBytes, e.Now)
+			e.Increments = e.sharedCache().Budget().NewIncrements(e.Settings.IncrementalOverlap, e.Now)
 		}
 	})
 	return e.Increments

@@ -33,12 +33,14 @@ type Executor struct {
 	// Agents reaches the node agents; nil when none are configured.
 	Agents Agents
 	// Cache is shared by every request of this instance; made on first
-	// use with CacheBytes (0: prom.DefaultCacheBytes) when nil.
+	// use with a budget of CacheBytes (0: prom.DefaultCacheBytes) when
+	// nil. CacheBytes bounds the cache and Increments together.
 	Cache      *prom.Cache
 	CacheBytes int64
 	// Increments keeps the last answer of each range query so the next
 	// one asks only for its new steps; made on first use (with the
-	// settings' overlap) when nil and Settings.Incremental is set.
+	// settings' overlap, charged to the Cache's budget) when nil and
+	// Settings.Incremental is set.
 	Increments *prom.Increments
 	// Now is the clock for cache freshness; time.Now when nil.
 	Now       func() time.Time
