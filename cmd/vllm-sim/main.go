@@ -147,7 +147,7 @@ func parseArgs(args []string, stderr io.Writer) (sim.Config, options, error) {
 
 func registerFleetFlags(fs *flag.FlagSet, cfg *sim.Config, o *options) {
 	l := &o.layout
-	fs.StringVar(&o.configFile, "config", "", "JSON fleet config; keys it sets override flags (see README)")
+	fs.StringVar(&o.configFile, "config", "", "JSON fleet config; keys it sets override flags (see docs/simulator.md)")
 	fs.StringVar(&o.targetsFile, "targets-file", "", "write a Prometheus file_sd targets JSON file here")
 	fs.StringVar(&o.advertiseHost, "advertise-host", "", "host written into the printed lines and the targets file instead of the listen address (e.g. the compose service name)")
 	fs.DurationVar(&o.warmup, "warmup", 0, "simulate this much time before serving, so metrics start non-empty")
@@ -222,6 +222,7 @@ func registerEngineFlags(fs *flag.FlagSet, p *sim.EngineParams) {
 	fs.BoolVar(&p.ReserveFullISL, "scheduler-reserve-full-isl", p.ReserveFullISL, "admit a waiting request only when its whole prompt fits in free KV blocks (vLLM's default since 2026-03); false: its first chunk is enough")
 	fs.Float64Var(&p.MaxTokensSetRate, "max-tokens-set-rate", p.MaxTokensSetRate, "fraction of requests that set max_tokens (the rest get max_model_len minus the prompt and are not observed in request_params_max_tokens)")
 	fs.IntVar(&p.SleepLevel, "sleep-level", p.SleepLevel, "engines start asleep at this level (0 awake, 1 weights offloaded, 2 discard all); POST /sleep?level=N and /wake_up change it at run time")
+	fs.DurationVar(&p.WedgeAfter, "wedge-after", p.WedgeAfter, "wedge engines this long after the start (simulated time; 0 never): /metrics keeps answering and requests keep queueing, but no step runs (a hung worker); POST /debug/wedge wedges one instance at run time")
 }
 
 // expand turns the layout flags into instance configs.

@@ -33,6 +33,10 @@ const (
 	// uses the same default): samples arrive up to a scrape late, later
 	// still through remote write.
 	DefaultIncrementalOverlap = 10 * time.Minute
+	// DefaultStallWindow is how long an engine with requests running or
+	// waiting must make no progress to be stalled: the for-less window of
+	// the VLLMEngineStalled alert (deploy/prometheus/rules/vllm.rules.yml).
+	DefaultStallWindow = 3 * time.Minute
 )
 
 // ErrInvalidSettings is wrapped by every settings validation error so callers
@@ -81,6 +85,10 @@ type Settings struct {
 	Selector []*labels.Matcher
 	// Saturation holds the thresholds of the saturation verdicts.
 	Saturation SaturationSettings
+	// StallWindow: an engine that is up with requests running or waiting
+	// throughout it, and none of whose token and request counters moved
+	// over it, is stalled (jsonData.stallWindow, at least two scrapes).
+	StallWindow time.Duration
 	// Profile is the serving stack's profile (profile.go), under auto the
 	// one detection chose (WithProfile); it sets the fields below, which
 	// explicit instanceLabel/metricPrefix override.
@@ -123,6 +131,7 @@ type jsonSettings struct {
 	// of Grafana's own Prometheus data source.
 	IncrementalQuerying           *bool  `json:"incrementalQuerying"`
 	IncrementalQueryOverlapWindow string `json:"incrementalQueryOverlapWindow"`
+	StallWindow                   string `json:"stallWindow"`
 }
 
 // LoadSettings parses and validates instance settings. Every error names the
@@ -173,6 +182,9 @@ func fromJSON(dsURL string, js jsonSettings) (Settings, error) {
 		return Settings{}, err
 	}
 	if err := parseIncremental(&out, js); err != nil {
+		return Settings{}, err
+	}
+	if out.StallWindow, err = parseStallWindow(js.StallWindow, out.ScrapeInterval); err != nil {
 		return Settings{}, err
 	}
 	if js.InstanceLabel != "" {
@@ -233,6 +245,25 @@ func parseDuration(field, raw string, def time.Duration) (time.Duration, error) 
 	d, err := gtime.ParseDuration(raw)
 	if err != nil || d <= 0 {
 		return 0, fmt.Errorf("%w: %s %q is not a positive duration such as 15s or 1m", ErrInvalidSettings, field, raw)
+	}
+	return d, nil
+}
+
+// parseStallWindow reads stallWindow, which must cover at least two
+// scrapes: a counter needs two samples in the window to show an increase,
+// so a shorter window would call every engine stalled. Unset, it is the
+// default or two scrapes, whichever is longer.
+func parseStallWindow(raw string, scrape time.Duration) (time.Duration, error) {
+	if raw == "" {
+		return max(DefaultStallWindow, 2*scrape), nil
+	}
+	d, err := parseDuration("stallWindow", raw, DefaultStallWindow)
+	if err != nil {
+		return 0, err
+	}
+	if d < 2*scrape {
+		return 0, fmt.Errorf("%w: stallWindow %q is shorter than two scrape intervals (%s); a counter needs two samples in it to show progress",
+			ErrInvalidSettings, raw, 2*scrape)
 	}
 	return d, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/inferops/vllm-datasource/pkg/frames"
+	"github.com/inferops/vllm-datasource/pkg/models"
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
@@ -20,10 +21,17 @@ const (
 	StateDown    = "down"
 	StateStale   = "stale"
 	StateMissing = "missing metrics"
+	// StateStalled: up, requests running or waiting throughout the stall
+	// window, and no token or request counter moved over it (the
+	// VLLMEngineStalled alert's condition): a hung engine, not a queue.
+	StateStalled = "stalled"
+	// StateSleeping: put to sleep on purpose (vLLM's sleep mode); neither
+	// down nor stalled.
+	StateSleeping = "sleeping"
 )
 
 // stateWeight puts broken engines first in the fleet table (see fleetScore).
-var stateWeight = map[string]float64{StateDown: 1000, StateStale: 800, StateMissing: 500, StateUp: 0}
+var stateWeight = map[string]float64{StateDown: 1000, StateStalled: 900, StateStale: 800, StateMissing: 500, StateUp: 0, StateSleeping: 0}
 
 // fleetChecked are the per-engine signals whose absence makes an engine
 // that is up "missing metrics".
@@ -35,7 +43,7 @@ var fleetChecked = []string{vllm.FleetWaiting, vllm.FleetKVUsage, vllm.FleetPree
 // engine, scored and sorted worst first.
 func (p *plan) fleet(ctx context.Context) (data.Frames, error) {
 	lookback := promDuration(max(p.iv.End.Sub(p.iv.Start), p.iv.Step).Round(time.Second) + p.iv.RateInterval)
-	sigs := p.b.FleetSignals(p.q.Filters, p.window, lookback)
+	sigs := append(p.b.FleetSignals(p.q.Filters, p.window, lookback), p.b.FleetStallSignals(p.q.Filters, p.stallWindow())...)
 	vecs, warn, err := p.instants(ctx, sigs)
 	if err != nil {
 		return nil, err
@@ -143,8 +151,10 @@ func (p *plan) fleetRows(vecs map[string]model.Vector) []frames.FleetRow {
 }
 
 // engineState: down when its target's scrape fails (up is 0); stale when
-// its last sample is older than three scrape intervals (or gone); missing
-// metrics when it is up but lacks a checked signal (listed).
+// its last sample is older than three scrape intervals (or gone); sleeping
+// when its sleep state is not awake; stalled when it held requests
+// throughout the stall window without progress; missing metrics when it is
+// up but lacks a checked signal (listed).
 func (p *plan) engineState(k engineKey, values map[string]map[engineKey]float64, up map[string]float64) (string, string) {
 	if u, ok := up[k.instance]; ok && u == 0 {
 		return StateDown, ""
@@ -153,6 +163,12 @@ func (p *plan) engineState(k engineKey, values map[string]map[engineKey]float64,
 	staleAfter := 3 * max(p.e.Settings.ScrapeInterval, time.Second)
 	if !ok || p.iv.End.Sub(time.Unix(0, int64(last*1e9))) > staleAfter {
 		return StateStale, ""
+	}
+	if v, ok := values[vllm.FleetSleeping][k]; ok && v == 1 {
+		return StateSleeping, ""
+	}
+	if _, ok := values[vllm.FleetStalled][k]; ok {
+		return StateStalled, ""
 	}
 	var missing []string
 	for _, name := range fleetChecked {
@@ -200,8 +216,8 @@ func generationByLabels(k engineKey) string {
 	return "unknown"
 }
 
-// fleetScore orders the fleet table worst first (README, fleet):
-// a state weight (down 1000, stale 800, missing metrics 500), plus
+// fleetScore orders the fleet table worst first (docs/queries.md, fleet):
+// a state weight (down 1000, stalled 900, stale 800, missing metrics 500), plus
 // 100 × the error+abort share, plus preemptions per minute (at most 100),
 // plus 10 × waiting per running request (at most 100), plus 10 × KV-cache
 // usage, plus the queue-time p99 in seconds (at most 100).
@@ -219,6 +235,15 @@ func fleetScore(r frames.FleetRow) float64 {
 	s += 10 * v(r.KVUsage)
 	s += math.Min(v(r.QueueP99), 100)
 	return math.Round(s*1000) / 1000
+}
+
+// stallWindow is the data source's stall window; settings built in code
+// (not loaded) get the default.
+func (p *plan) stallWindow() time.Duration {
+	if w := p.e.Settings.StallWindow; w > 0 {
+		return w
+	}
+	return max(models.DefaultStallWindow, 2*p.e.Settings.ScrapeInterval)
 }
 
 // fleetGPUs adds each instance's GPUs where node agents report them.

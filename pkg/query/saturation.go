@@ -22,10 +22,11 @@ type satGroup struct {
 }
 
 // saturation answers the verdict per instance: seven plain range
-// expressions run concurrently, aligned on the steps here, classified by
-// vllm.Classify with the data source's thresholds.
+// expressions and the stall expression run concurrently, aligned on the
+// steps here, classified by vllm.Classify with the data source's thresholds.
 func (p *plan) saturation(ctx context.Context) (data.Frames, error) {
-	sigs := p.b.SaturationSignals(p.q.Grouping, p.q.Filters, p.iv.RateInterval)
+	sigs := append(p.b.SaturationSignals(p.q.Grouping, p.q.Filters, p.iv.RateInterval),
+		p.b.SaturationStallSignal(p.q.Grouping, p.q.Filters, p.stallWindow()))
 	m, warn, err := p.signals(ctx, sigs)
 	if err != nil {
 		return nil, err
@@ -164,6 +165,8 @@ func setStep(s *vllm.SatStep, signal string, v float64) {
 		s.Completions = v
 	case vllm.SatQueued:
 		s.Arrivals = v
+	case vllm.SatStalled:
+		s.Stalled = !math.IsNaN(v)
 	}
 }
 

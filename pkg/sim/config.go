@@ -80,6 +80,13 @@ type EngineParams struct {
 	// weights offloaded, 2 everything discarded. A sleeping engine serves
 	// nothing; Fleet.SetSleep and the /sleep, /wake_up endpoints change it.
 	SleepLevel int `json:"sleep_level"`
+	// WedgeAfter wedges the engine this long after the fleet's start
+	// (simulated time; 0 never): it keeps serving /metrics and /health,
+	// arrivals keep queueing and its gauges stay as they are, but no step
+	// runs again, so no token, request or preemption counter moves, as
+	// with a hung worker or a stuck collective. Fleet.Wedge wedges at run
+	// time. A duration string in JSON ("90s").
+	WedgeAfter time.Duration `json:"-"`
 
 	GPUMemoryUtilization float64 `json:"gpu_memory_utilization"` // reported in cache_config_info only
 }
@@ -285,6 +292,9 @@ func (p EngineParams) validate() error {
 	}
 	if p.SleepLevel < 0 || p.SleepLevel > 2 {
 		return fmt.Errorf("%w: sleep_level is %d, must be 0 (awake), 1 or 2", ErrInvalidConfig, p.SleepLevel)
+	}
+	if p.WedgeAfter < 0 {
+		return fmt.Errorf("%w: wedge_after is %v, must not be negative (0: never)", ErrInvalidConfig, p.WedgeAfter)
 	}
 	if err := p.PromptTokens.validate("prompt_tokens"); err != nil {
 		return err

@@ -53,8 +53,8 @@ func LoadConfigFile(path string, base Config) (Config, error) {
 // ParseConfig overlays a JSON config on base: each key present replaces
 // base's value; "engine" overlays base.Engine key by key; "instances", when
 // present, replaces base.Instances, and each instance's "engine" overlays
-// the resulting fleet engine. Keys are the snake_case names shown in the
-// package README; durations are Go duration strings ("50ms"); profile and
+// the resulting fleet engine. Keys are the snake_case names shown in
+// docs/simulator.md; durations are Go duration strings ("50ms"); profile and
 // token distributions use their text forms. Unknown keys are errors.
 func ParseConfig(data []byte, base Config) (Config, error) {
 	var fc fileConfig
@@ -118,6 +118,7 @@ func (p *EngineParams) UnmarshalJSON(b []byte) error {
 		StepBase            *jsonDuration `json:"step_base"`
 		StepPerSeq          *jsonDuration `json:"step_per_seq"`
 		StepPerPrefillToken *jsonDuration `json:"step_per_prefill_token"`
+		WedgeAfter          *jsonDuration `json:"wedge_after"`
 	}{plain: (*plain)(p)}
 	if err := strictUnmarshal(b, &aux); err != nil {
 		return err
@@ -125,7 +126,8 @@ func (p *EngineParams) UnmarshalJSON(b []byte) error {
 	for _, d := range []struct {
 		dst *time.Duration
 		src *jsonDuration
-	}{{&p.StepBase, aux.StepBase}, {&p.StepPerSeq, aux.StepPerSeq}, {&p.StepPerPrefillToken, aux.StepPerPrefillToken}} {
+	}{{&p.StepBase, aux.StepBase}, {&p.StepPerSeq, aux.StepPerSeq}, {&p.StepPerPrefillToken, aux.StepPerPrefillToken},
+		{&p.WedgeAfter, aux.WedgeAfter}} {
 		if d.src != nil {
 			*d.dst = time.Duration(*d.src)
 		}

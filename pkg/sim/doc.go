@@ -13,6 +13,8 @@
 // arrives, so it lags the true instants that PreemptionEvents keeps and
 // misses victims whose client aborts first; client aborts reach no
 // finished-request metric; an engine can be put to sleep (Fleet.SetSleep).
+// As a fault, an engine can be wedged (EngineParams.WedgeAfter, Fleet.Wedge):
+// it keeps answering scrapes and queueing arrivals but runs no step again.
 //
 // Engines are grouped into instances. An instance is one vLLM server: one
 // /metrics endpoint on one port. Several engines on one instance are

@@ -39,7 +39,9 @@ type engine struct {
 	running    []*request
 	freeBlocks int
 	nextID     uint64
-	sleepLevel int // 0 awake, 1 weights offloaded, 2 discard all
+	sleepLevel int           // 0 awake, 1 weights offloaded, 2 discard all
+	wedgeAt    time.Duration // when the engine wedges; never when it does not
+	wedged     bool          // no step runs again (see EngineParams.WedgeAfter)
 
 	st            counters
 	h             hists
@@ -120,11 +122,15 @@ func newEngine(ic InstanceConfig, s engineSetup) *engine {
 		profile: s.profile, limitTokens: p.capacity(),
 		freeBlocks:    p.NumGPUBlocks,
 		sleepLevel:    p.SleepLevel,
+		wedgeAt:       never,
 		h:             newHists(ic.Generation, p.MaxModelLen),
 		preemptionLog: newRing[PreemptionEvent](s.preemptionLog),
 		completedLog:  newRing[CompletedRequest](s.requestLog),
 	}
 	e.limitMaxTokens = min(p.MaxTokens, e.limitTokens/2)
+	if p.WedgeAfter > 0 {
+		e.wedgeAt = p.WedgeAfter
+	}
 	e.nextArrival = e.drawGap(0)
 	return e
 }
@@ -139,6 +145,11 @@ func (e *engine) advanceTo(until time.Duration) {
 		if stepDue {
 			next = e.stepEnd
 		}
+		if !e.wedged && e.wedgeAt <= min(next, until) {
+			e.elapse(e.wedgeAt)
+			e.wedge()
+			continue
+		}
 		if next > until {
 			break
 		}
@@ -151,6 +162,13 @@ func (e *engine) advanceTo(until time.Duration) {
 		}
 	}
 	e.elapse(until)
+}
+
+// wedge stops the engine for good at its clock: the step in flight never
+// finishes and no step starts again; requests stay where they are.
+func (e *engine) wedge() {
+	e.wedged, e.wedgeAt = true, e.now
+	e.busy = false
 }
 
 // elapse moves the clock to t, integrating queue lengths on the way.

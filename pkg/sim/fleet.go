@@ -307,3 +307,24 @@ func (f *Fleet) Sleeping(instance int) (bool, error) {
 	}
 	return asleep, nil
 }
+
+// Wedge wedges every engine of an instance now, as a hung worker or a
+// stuck collective would (see EngineParams.WedgeAfter): /metrics and
+// /health keep answering, arrivals keep queueing, but no step runs again.
+// The true instant is EngineState.WedgedAt. Wedging a wedged engine keeps
+// its first instant.
+func (f *Fleet) Wedge(instance int) error {
+	if instance < 0 || instance >= len(f.instances) {
+		return fmt.Errorf("%w: %d (fleet has %d)", ErrNoInstance, instance, len(f.instances))
+	}
+	until, _ := f.clock()
+	for _, e := range f.instances[instance].engines {
+		e.mu.Lock()
+		e.advanceTo(until)
+		if !e.wedged {
+			e.wedge()
+		}
+		e.mu.Unlock()
+	}
+	return nil
+}

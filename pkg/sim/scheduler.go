@@ -7,11 +7,11 @@ import "time"
 // KV blocks and preempting the newest running request when none are free;
 // then, only if nothing was preempted, waiting requests from the front of
 // the queue while the token budget, max-num-seqs and free blocks allow. A
-// sleeping engine schedules nothing.
+// sleeping or wedged engine schedules nothing.
 func (e *engine) startStep() {
 	e.batch = e.batch[:0]
 	e.preempted = false
-	if e.sleepLevel != 0 {
+	if e.sleepLevel != 0 || e.wedged {
 		e.busy = false
 		return
 	}

@@ -21,7 +21,9 @@ type serving struct {
 // Handler serves one instance: GET /metrics (the exposition, with
 // ContentType), GET /health (200, like vLLM's), and vLLM's sleep-mode
 // endpoints POST /sleep?level=1|2, POST /wake_up and GET /is_sleeping
-// (see Fleet.SetSleep). An index outside the fleet gets 404 for every path.
+// (see Fleet.SetSleep), and POST /debug/wedge, which wedges the instance's
+// engines for good (see Fleet.Wedge). An index outside the fleet gets 404
+// for every path.
 func (f *Fleet) Handler(instance int) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, _ *http.Request) {
@@ -52,6 +54,9 @@ func (f *Fleet) Handler(instance int) http.Handler {
 	})
 	mux.HandleFunc("POST /wake_up", func(w http.ResponseWriter, _ *http.Request) {
 		writeSleepError(w, f.SetSleep(instance, 0))
+	})
+	mux.HandleFunc("POST /debug/wedge", func(w http.ResponseWriter, _ *http.Request) {
+		writeSleepError(w, f.Wedge(instance))
 	})
 	mux.HandleFunc("GET /is_sleeping", func(w http.ResponseWriter, _ *http.Request) {
 		asleep, err := f.Sleeping(instance)

@@ -71,6 +71,10 @@ type EngineState struct {
 	PreemptionsReported int64
 	// SleepLevel: 0 awake, 1 weights offloaded, 2 discard all.
 	SleepLevel int
+	// Wedged: the engine runs no steps (EngineParams.WedgeAfter,
+	// Fleet.Wedge); WedgedAt is the true simulated instant it wedged.
+	Wedged   bool
+	WedgedAt time.Duration
 
 	PromptTokens, GenerationTokens int64
 
@@ -94,7 +98,7 @@ type Snapshot struct {
 
 // state reads the engine's state; the caller holds e.mu.
 func (e *engine) state() EngineState {
-	return EngineState{
+	s := EngineState{
 		Instance: e.instance, Engine: e.rank, Model: e.model, Generation: e.gen,
 		Waiting: e.waiting.len(), Running: len(e.running),
 		KVBlocksUsed: e.usedBlocks(), KVBlocksTotal: e.p.NumGPUBlocks,
@@ -104,5 +108,10 @@ func (e *engine) state() EngineState {
 		PromptTokens: e.st.promptTokens, GenerationTokens: e.st.generationTokens,
 		TotalWait: e.st.totalWait, WaitingIntegral: e.st.waitingArea.seconds(),
 		RunningIntegral: e.st.runningArea.seconds(), Busy: e.st.busy,
+		Wedged: e.wedged,
 	}
+	if e.wedged {
+		s.WedgedAt = e.wedgeAt
+	}
+	return s
 }

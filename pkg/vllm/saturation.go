@@ -44,6 +44,13 @@ func (b Builder) SaturationSignals(g models.Grouping, f models.Filters, window t
 	}
 }
 
+// SaturationStallSignal is the saturation query's stall expression per
+// grouping: a sample at each step the group was stalled over the stall
+// window before it (Stalled, the VLLMEngineStalled alert's condition).
+func (b Builder) SaturationStallSignal(g models.Grouping, f models.Filters, stallWindow time.Duration) SignalExpr {
+	return SignalExpr{SatStalled, b.Stalled(b.GroupLabels(g), f, stallWindow)}
+}
+
 // fnUnion applies a range function to each wire name of a signal.
 func (b Builder) fnUnion(fn string, key SignalKey, f models.Filters, window string) string {
 	m := b.matchers(f)
@@ -71,11 +78,17 @@ const (
 	VerdictKVBound    = "KV-bound — preempting"
 	VerdictOverloaded = "overloaded"
 	VerdictIdle       = "idle"
+	// VerdictStalled: requests are held but nothing moves; more replicas
+	// would not help the requests stuck on this one.
+	VerdictStalled = "stalled — restart or drain"
 )
 
 // SatStep is one step of one instance's evidence. NaN means no value.
 type SatStep struct {
 	Waiting, Running, RunningPeak, KVUsage, Preemptions, Completions, Arrivals float64
+	// Stalled: requests were running or waiting throughout the stall
+	// window before the step and no token or request counter moved.
+	Stalled bool
 }
 
 // SatVerdict is the verdict over the range with the numbers behind it.
@@ -100,12 +113,14 @@ const problemShare = 0.25
 // queue still forming.
 const overloadShare = 0.9
 
-// ClassifyStep is one step's verdict: KV-bound when the KV cache is at or
+// ClassifyStep is one step's verdict: stalled when the step is; KV-bound when the KV cache is at or
 // above KVHigh and preemptions reach their threshold; queueing when the
 // mean queue reaches Queue; idle when running is below Idle × the
 // ceiling; ok otherwise.
 func ClassifyStep(s SatStep, ceiling float64, t models.SaturationSettings) string {
 	switch {
+	case s.Stalled:
+		return VerdictStalled
 	case val(s.Preemptions) >= t.Preemptions && val(s.KVUsage) >= t.KVHigh:
 		return VerdictKVBound
 	case val(s.Waiting) >= t.Queue:
@@ -117,7 +132,9 @@ func ClassifyStep(s SatStep, ceiling float64, t models.SaturationSettings) strin
 }
 
 // Classify decides the verdict of one instance over the range. The range
-// is overloaded when arrivals exceed completions over it, the queue grew
+// is stalled when its last step is or a quarter of its steps are (a hung
+// engine is not fixed by replicas, so this outranks every other verdict);
+// it is overloaded when arrivals exceed completions over it, the queue grew
 // by at least the queue threshold and every step queued or preempted;
 // otherwise a problem verdict (KV-bound, then queueing) that holds in a
 // quarter of the steps wins, else the commonest of ok and idle.
@@ -157,6 +174,9 @@ func rangeVerdict(steps []SatStep, count map[string]int, t models.SaturationSett
 	if total == 0 {
 		return VerdictIdle
 	}
+	if steps[total-1].Stalled || float64(count[VerdictStalled]) >= problemShare*float64(total) {
+		return VerdictStalled
+	}
 	busy := count[VerdictQueueing] + count[VerdictKVBound]
 	if float64(busy) >= overloadShare*float64(total) && total > 1 && v.MeanArrivals > v.MeanCompletions &&
 		val(steps[total-1].Waiting)-val(steps[0].Waiting) >= t.Queue && count[VerdictQueueing] >= count[VerdictKVBound] {
@@ -182,6 +202,9 @@ func reason(v SatVerdict, count map[string]int, total int, t models.SaturationSe
 		return pct(float64(count[verdict]) / float64(total))
 	}
 	switch v.Verdict {
+	case VerdictStalled:
+		return fmt.Sprintf("mean queue %.1f and %.1f running, but no token or request counter moved over the stall window in %s of steps: the engine is hung (a stuck worker or collective), not short of replicas; restart or drain it",
+			v.MeanWaiting, v.MeanRunning, share(VerdictStalled))
 	case VerdictOverloaded:
 		return fmt.Sprintf("arrivals %.2f/s exceed completions %.2f/s and the queue grew (mean %.1f requests) throughout the range: add replicas",
 			v.MeanArrivals, v.MeanCompletions, v.MeanWaiting)

@@ -1,0 +1,79 @@
+package vllm
+
+import (
+	"strings"
+	"time"
+
+	"github.com/prometheus/prometheus/model/labels"
+
+	"github.com/inferops/vllm-datasource/pkg/models"
+)
+
+// Names of the stall and sleep expressions (SignalExpr.Name).
+const (
+	// FleetStalled has a sample for each stalled engine (see Stalled).
+	FleetStalled = "stalled"
+	// FleetSleeping is 1 for each engine asleep now (sleep mode).
+	FleetSleeping = "sleeping"
+	// SatStalled has a sample at each step an instance (or engine) is stalled.
+	SatStalled = "stalled"
+)
+
+// asleep selects the sleep-state gauge of the states other than awake;
+// it is 1 while the engine sleeps at that level.
+var asleep = labels.MustNewMatcher(labels.MatchNotEqual, "sleep_state", "awake")
+
+// FleetStallSignals are the fleet table's stall and sleep expressions,
+// at the range end: the engines stalled over window, and those asleep now.
+func (b Builder) FleetStallSignals(f models.Filters, window time.Duration) []SignalExpr {
+	el := b.EngineLabels()
+	return []SignalExpr{
+		{FleetStalled, b.Stalled(el, f, window)},
+		{FleetSleeping, agg("max", el, b.sleepUnion(f, "", ""))},
+	}
+}
+
+// Stalled is the VLLMEngineStalled alert's condition per group of labels
+// gl (deploy/prometheus/rules/vllm.rules.yml): requests running or waiting
+// throughout window (the minimum of each over it adds up to more than 0),
+// unless the generation-token, prompt-token or finished-request counter
+// increased over it, unless the engine was asleep (sleep mode) at any
+// point of it, and only while its server's scrape succeeds. One guard the
+// alert lacks: the engine must export one of those counters, so that an
+// exporter of the queue gauges alone is not called stalled. The value is
+// the smallest running plus waiting over the window.
+func (b Builder) Stalled(gl []string, f models.Filters, window time.Duration) string {
+	w := promDur(window)
+	on := onLabels(gl)
+	busy := agg("sum", gl, b.fnUnion("min_over_time", Running, f, w)) + " + " + agg("sum", gl, b.fnUnion("min_over_time", Waiting, f, w))
+	moved := func(key SignalKey) string { return agg("sum", gl, b.fnUnion("increase", key, f, w)) + " > 0" }
+	progress := moved(GenerationTokens) + " or " + moved(PromptTokens) + " or " + moved(RequestSuccess)
+	slept := agg("max", gl, b.sleepUnion(f, "max_over_time", w)) + " == 1"
+	id := b.IdentityLabels()
+	up := agg("min", id, b.ScopedSelector("up")) + " == 1"
+	counted := agg("group", gl, b.union(GenerationTokens, f, "")+" or "+b.union(PromptTokens, f, "")+" or "+b.union(RequestSuccess, f, ""))
+	return "((" + busy + ") > 0 unless " + on + " (" + progress + ") unless " + on + " (" + slept + ")) and " +
+		on + " " + counted + " and " + onLabels(id) + " (" + up + ")"
+}
+
+// onLabels is the vector-matching clause on the labels.
+func onLabels(ls []string) string { return "on (" + strings.Join(ls, ", ") + ")" }
+
+// sleepUnion selects the sleep-state gauge of the sleeping states under
+// every prefix, through fn over window when fn is set.
+func (b Builder) sleepUnion(f models.Filters, fn, window string) string {
+	f.Labels = append(append(f.Labels[:0:0], f.Labels...), asleep)
+	m := b.matchers(f)
+	parts := []string{}
+	for _, p := range b.prefixes() {
+		s := selector(p+"engine_sleep_state", m)
+		if fn != "" {
+			s = fn + "(" + s + "[" + window + "])"
+		}
+		parts = append(parts, s)
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return "(" + strings.Join(parts, " or ") + ")"
+}

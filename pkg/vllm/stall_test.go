@@ -1,0 +1,39 @@
+package vllm
+
+import (
+	"testing"
+	"time"
+
+	"github.com/prometheus/prometheus/promql/parser"
+	"github.com/stretchr/testify/require"
+
+	"github.com/inferops/vllm-datasource/pkg/models"
+)
+
+// TestStalledMatchesTheAlert: the stall expression is the alert's
+// condition: busy throughout the window, unless a progress counter moved,
+// unless asleep in it, and only while up; it parses.
+func TestStalledMatchesTheAlert(t *testing.T) {
+	b := Builder{Prefix: "vllm:", InstanceLabel: "instance"}
+	got := b.Stalled(b.EngineLabels(), models.Filters{}, 3*time.Minute)
+	_, err := parser.NewParser(parser.Options{}).ParseExpr(got)
+	require.NoError(t, err, got)
+	want := "((sum by (instance, engine, model_name) (min_over_time(vllm:num_requests_running[180s])) + " +
+		"sum by (instance, engine, model_name) (min_over_time(vllm:num_requests_waiting[180s]))) > 0 " +
+		"unless on (instance, engine, model_name) (" +
+		"sum by (instance, engine, model_name) (increase(vllm:generation_tokens_total[180s])) > 0 or " +
+		"sum by (instance, engine, model_name) (increase(vllm:prompt_tokens_total[180s])) > 0 or " +
+		"sum by (instance, engine, model_name) (increase(vllm:request_success_total[180s])) > 0) " +
+		"unless on (instance, engine, model_name) (max by (instance, engine, model_name) " +
+		"(max_over_time(vllm:engine_sleep_state{sleep_state!=\"awake\"}[180s])) == 1)) " +
+		"and on (instance, engine, model_name) group by (instance, engine, model_name) " +
+		"(vllm:generation_tokens_total or vllm:prompt_tokens_total or vllm:request_success_total) " +
+		"and on (instance) (min by (instance) (up) == 1)"
+	require.Equal(t, want, got)
+	for _, s := range b.FleetStallSignals(models.Filters{}, 90*time.Second) {
+		_, err := parser.NewParser(parser.Options{}).ParseExpr(s.Expr)
+		require.NoError(t, err, s.Expr)
+	}
+	require.Equal(t, `max by (instance, engine, model_name) (vllm:engine_sleep_state{sleep_state!="awake"})`,
+		b.FleetStallSignals(models.Filters{}, time.Minute)[1].Expr)
+}
