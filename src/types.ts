@@ -164,6 +164,7 @@ export const DEFAULT_SETTINGS = {
   saturationQueue: 1,
   saturationPreemptions: 0.01,
   saturationIdle: 0.1,
+  stallWindow: '3m',
 } as const;
 
 export type VllmAgentMode = 'static' | 'discovery';
@@ -243,6 +244,12 @@ export interface VllmDataSourceOptions extends DataSourceJsonData {
   saturationPreemptions?: number;
   /** Saturation: running below this share (0–1] of the highest batch reached, with no queue, is idle (default 0.1). */
   saturationIdle?: number;
+  /**
+   * Stall window, a duration such as 3m (default 3m, at least two scrape intervals): an engine that is up with
+   * requests running or waiting throughout it, and whose token and finished-request counters did not move over it,
+   * is stalled. Absent means the backend default (two scrape intervals when that is longer).
+   */
+  stallWindow?: string;
 
   // Grafana's standard HTTP settings (written by DataSourceHttpSettings, read by the SDK's HTTPClientOptions).
   timeout?: number;

@@ -202,6 +202,48 @@ describe('ConfigEditor', () => {
     });
   });
 
+  describe('stall window', () => {
+    it('sits in the diagnosis thresholds with the backend default as a placeholder, without writing it', () => {
+      const { onOptionsChange } = setup();
+      expect(screen.queryByLabelText('Stall window')).not.toBeInTheDocument();
+      expand('Diagnosis thresholds');
+      expect(screen.getByLabelText('Stall window')).toHaveAttribute('placeholder', '3m');
+      expect(onOptionsChange).not.toHaveBeenCalled();
+    });
+
+    it('writes the stall window trimmed, keeping the other settings, and clears it when emptied', () => {
+      const { onOptionsChange, options } = setup({ jsonData: { stallWindow: '5m', saturationQueue: 2 } });
+      fireEvent.change(screen.getByLabelText('Stall window'), { target: { value: ' 10m ' } });
+      expect(lastChange(onOptionsChange).jsonData).toEqual({ ...options.jsonData, stallWindow: '10m' });
+      fireEvent.change(screen.getByLabelText('Stall window'), { target: { value: '' } });
+      expect(lastChange(onOptionsChange).jsonData).toEqual({ saturationQueue: 2 });
+    });
+
+    it.each([['soon'], ['0s'], ['3 m'], ['-1m']])('flags %s, which is not a positive duration', (value) => {
+      setup({ jsonData: { stallWindow: value } });
+      expect(screen.getByText('Use a duration such as 3m or 5m')).toBeInTheDocument();
+    });
+
+    it.each([
+      ['20s', undefined, 'Use at least two scrape intervals (2 × 15s)'],
+      ['1m30s', '1m', 'Use at least two scrape intervals (2 × 1m)'],
+    ])('flags %s with scrape interval %s as shorter than two scrapes', (stallWindow, scrapeInterval, error) => {
+      setup({ jsonData: { stallWindow, scrapeInterval } });
+      expect(screen.getByText(error)).toBeInTheDocument();
+    });
+
+    it.each([
+      ['3m', undefined],
+      ['30s', undefined],
+      ['2m', '1m'],
+      ['1h', '1d'],
+    ])('accepts %s with scrape interval %s', (stallWindow, scrapeInterval) => {
+      setup({ jsonData: { stallWindow, scrapeInterval } });
+      expect(screen.getByLabelText('Stall window')).toHaveValue(stallWindow);
+      expect(screen.queryByText(/Use a duration such as 3m|Use at least two scrape intervals/)).not.toBeInTheDocument();
+    });
+  });
+
   describe('node agents', () => {
     it('shows discovery when no URL is listed, as the backend does, with the defaults as placeholders', () => {
       const { onOptionsChange } = setup();
@@ -337,6 +379,7 @@ describe('ConfigEditor', () => {
       ['Load on Prometheus', { incrementalQuerying: false }, 'Incremental querying'],
       ['Node agents', { agentJob: 'gpu-agents' }, 'Agent timeout'],
       ['Diagnosis thresholds', { saturationQueue: 4 }, 'Queue'],
+      ['Diagnosis thresholds', { stallWindow: '5m' }, 'Stall window'],
       ['Additional settings', { keepCookies: ['session'] }, 'Allowed cookies'],
     ])('opens %s when a value in it is saved', (title, jsonData, field) => {
       setup({ jsonData });
