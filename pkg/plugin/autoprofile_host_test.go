@@ -27,8 +27,9 @@ const kserveRelabel = `      - source_labels: [namespace, __name__]
 `
 
 // autoFleet is a KServe LLMInferenceService (a decode pod, hot, with two
-// engines, and a prefill pod) and a production-stack release (two engine
-// pods), each in its own namespace.
+// engines, and a prefill pod), a production-stack release (two engine
+// pods) and a V0 engine pod scraped by a user's own monitor (plain vllm:
+// names), each in its own namespace.
 func autoFleet(seed uint64) (sim.Config, []k8sTarget) {
 	cfg := fleettest.HotFleet(seed)
 	hot := *cfg.Instances[0].Engine
@@ -51,10 +52,14 @@ func autoFleet(seed uint64) (sim.Config, []k8sTarget) {
 	}{
 		{isvc("vllm-0", "decode", "workload"), 2, true}, {isvc("vllm-1", "prefill", "workload-prefill"), 1, false},
 		{ps("vllm-0"), 2, true}, {ps("vllm-1"), 2, false},
+		{k8sTarget{namespace: "kserve-own", pod: "vllm-0", container: "main", port: "metrics", service: "own-vllm"}, 1, false},
 	}
 	var out []k8sTarget
 	for _, tg := range targets {
 		ic := sim.InstanceConfig{Model: llama, Engines: tg.engines}
+		if tg.k8s.namespace == "kserve-own" {
+			ic.Generation = sim.V0
+		}
 		if tg.hot {
 			ic.RateFactor, ic.Engine = 4, &hot
 		}
@@ -84,7 +89,7 @@ func TestHostAutoProfile(t *testing.T) {
 		k8sTarget{namespace: "pstack", pod: "rel-router-0", container: "router", port: "router-sport", service: "rel-router-service"}.group(router),
 		k8sTarget{namespace: "kserve-llm", pod: "llama-epp-0", container: "main", port: "metrics", service: "llama-epp-service"}.group(epp))
 	srv := promtest.Start(t, promtest.Options{Groups: groups, Relabel: operatorRelabel, MetricRelabel: kserveRelabel})
-	srv.WaitForSeries(t, `count_over_time({__name__=~"(kserve_)?vllm:num_requests_running", model_name!=""}[1m]) >= 12`, 7, 60*time.Second)
+	srv.WaitForSeries(t, `count_over_time({__name__=~"(kserve_)?vllm:num_requests_running", model_name!=""}[1m]) >= 12`, 8, 60*time.Second)
 	require.Len(t, srv.Query(t, `kserve_vllm:num_requests_running{namespace="kserve-llm", llm_isvc_name="llama", llm_isvc_role="decode", pod="vllm-0"}`), 2)
 	require.Len(t, srv.Query(t, `kserve_inference_pool_ready_pods{namespace="kserve-llm"}`), 1)
 	require.Empty(t, srv.Query(t, `vllm:num_requests_running{namespace="kserve-llm"}`), "every KServe series is renamed")
@@ -139,6 +144,27 @@ func TestHostAutoProfile(t *testing.T) {
 			require.Equal(t, pods, got)
 		})
 	}
+
+	// Under kserve, an engine whose series keep plain vllm: names (a
+	// user's own monitor) gets its generation from its markers like the
+	// renamed ones: a V0 engine has no engine label to fall back on.
+	t.Run("kserve generation column over both prefixes", func(t *testing.T) {
+		d := ds("ks-gen", "kserve", "kserve-llm")
+		raw, err := json.Marshal(map[string]any{"scrapeInterval": "1s", "profile": "kserve", "selector": `namespace=~"kserve-llm|kserve-own"`})
+		require.NoError(t, err)
+		d.JSONData = raw
+		resp := host.QueryData(t, d, nil, at("F", `{"queryType":"fleet"}`))
+		require.NoError(t, resp.Responses["F"].Error)
+		cols := columns(resp.Responses["F"].Frames[0])
+		inst, gen := cols["instance"], cols["generation"]
+		require.NotNil(t, inst)
+		require.NotNil(t, gen)
+		got := map[string]string{}
+		for i := 0; i < inst.Len(); i++ {
+			got[inst.At(i).(string)] = gen.At(i).(string)
+		}
+		require.Equal(t, map[string]string{"kserve-llm/vllm-0": "V1", "kserve-llm/vllm-1": "V1", "kserve-own/vllm-0": "V0"}, got)
+	})
 
 	t.Run("production-stack under auto leaves the router out", func(t *testing.T) {
 		d := ds("ps-auto", "", "pstack")

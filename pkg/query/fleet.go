@@ -191,7 +191,7 @@ func (p *plan) generations(v model.Vector) map[engineKey]string {
 		if seen[k] == nil {
 			seen[k] = map[vllm.Generation]bool{}
 		}
-		seen[k][vllm.MarkerGeneration(string(s.Metric[model.MetricNameLabel]), p.b.Prefix)] = true
+		seen[k][vllm.MarkerGeneration(string(s.Metric[model.MetricNameLabel]), p.b.PrefixList()...)] = true
 	}
 	out := map[engineKey]string{}
 	for k, g := range seen {

@@ -2,6 +2,7 @@ package vllm
 
 import (
 	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/prometheus/prometheus/model/labels"
@@ -64,13 +65,14 @@ var finishedFailed = labels.MustNewMatcher(labels.MatchRegexp, "finished_reason"
 // markerSelector selects every generation marker name (V1 and V0), for
 // telling each engine's generation apart in a mixed fleet. A histogram
 // marker is selected by its _count series: the anchored regex would never
-// match its base name, which no series has.
+// match its base name, which no series has. Every prefix of the builder
+// is matched (a profile can accept several, e.g. kserve_vllm: and vllm:).
 func (b Builder) markerSelector(f models.Filters) string {
 	names := make([]string, 0, len(v1Markers)+len(v0Markers))
 	for _, n := range append(append([]string{}, v1Markers...), v0Markers...) {
 		names = append(names, regexp.QuoteMeta(markerSeries(n)))
 	}
-	re := regexp.QuoteMeta(b.Prefix) + "(" + strings.Join(names, "|") + ")"
+	re := prefixesRegex(b.prefixes()) + "(" + strings.Join(names, "|") + ")"
 	m := b.matchers(f)
 	if m != "" {
 		m = ", " + m
@@ -78,9 +80,36 @@ func (b Builder) markerSelector(f models.Filters) string {
 	return "{__name__=~" + quote(re) + m + "}"
 }
 
-// MarkerGeneration is the generation a marker wire name (with prefix)
-// belongs to, or GenUnknown.
-func MarkerGeneration(name, prefix string) Generation {
+// prefixesRegex is the regex of any of the prefixes: the quoted prefix
+// alone when there is one (the single-prefix selector stays as it was),
+// else a non-capturing alternation, longest first so a prefix that
+// begins another never shadows it.
+func prefixesRegex(prefixes []string) string {
+	if len(prefixes) == 1 {
+		return regexp.QuoteMeta(prefixes[0])
+	}
+	sorted := append([]string(nil), prefixes...)
+	sort.SliceStable(sorted, func(i, j int) bool { return len(sorted[i]) > len(sorted[j]) })
+	quoted := make([]string, len(sorted))
+	for i, p := range sorted {
+		quoted[i] = regexp.QuoteMeta(p)
+	}
+	return "(?:" + strings.Join(quoted, "|") + ")"
+}
+
+// MarkerGeneration is the generation a marker wire name belongs to under
+// any of the prefixes (a profile can accept several), or GenUnknown.
+func MarkerGeneration(name string, prefixes ...string) Generation {
+	for _, p := range prefixes {
+		if g := markerGeneration(name, p); g != GenUnknown {
+			return g
+		}
+	}
+	return GenUnknown
+}
+
+// markerGeneration is MarkerGeneration under one prefix.
+func markerGeneration(name, prefix string) Generation {
 	base, ok := baseName(name, prefix)
 	if !ok {
 		return GenUnknown
