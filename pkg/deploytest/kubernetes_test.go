@@ -113,7 +113,7 @@ func TestKubernetesManifestsDecodeStrictly(t *testing.T) {
 	require.Equal(t, map[string][]string{
 		"DaemonSet": {"node-agent-daemonset.yaml"}, "Service": {"node-agent-service.yaml"}, "Secret": {"node-agent-secret.yaml"},
 		"PodMonitor":     {"node-agent-podmonitor.yaml", "vllm-podmonitor.yaml"},
-		"PrometheusRule": {"vllm-prometheusrule.yaml", "vllm-slo-prometheusrule.yaml"},
+		"PrometheusRule": {"vllm-prometheusrule.yaml", "vllm-recording-prometheusrule.yaml", "vllm-slo-prometheusrule.yaml"},
 	}, m.filesByKind)
 
 	raw, err := os.ReadFile(repoPath(t, "deploy/kubernetes/node-agent-daemonset.yaml"))
@@ -262,8 +262,9 @@ func TestHelmKubernetesDataSource(t *testing.T) {
 // ruleManifests maps each rule file to the PrometheusRule that carries its
 // groups to prometheus-operator.
 var ruleManifests = map[string]string{
-	rulesFile:    "vllm-prometheusrule.yaml",
-	sloRulesFile: "vllm-slo-prometheusrule.yaml",
+	rulesFile:          "vllm-prometheusrule.yaml",
+	sloRulesFile:       "vllm-slo-prometheusrule.yaml",
+	recordingRulesFile: "vllm-recording-prometheusrule.yaml",
 }
 
 // yamlGroups returns the groups under path (dot-separated keys, e.g.
@@ -304,8 +305,8 @@ func TestPrometheusRulesMatchRuleFiles(t *testing.T) {
 			want := yamlGroups(t, rules, "groups")
 			require.Equal(t, want, yamlGroups(t, raw, "spec", "groups"),
 				"deploy/kubernetes/%s: spec.groups differ from the groups of %s; copy them over (indented under spec)", manifest, ruleFile)
-			drifted := strings.Replace(string(raw), "severity: warning", "severity: info", 1)
-			require.False(t, reflect.DeepEqual(want, yamlGroups(t, []byte(drifted), "spec", "groups")), "the comparison must see a changed label")
+			drifted := strings.Replace(string(raw), "- record: ", "- record: drifted_", 1)
+			require.False(t, reflect.DeepEqual(want, yamlGroups(t, []byte(drifted), "spec", "groups")), "the comparison must see a renamed rule")
 
 			var spec monitoringv1.PrometheusRuleSpec
 			require.NoError(t, strictDecode(rules, &spec), "%s must use only fields a PrometheusRule knows", ruleFile)

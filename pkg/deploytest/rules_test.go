@@ -16,6 +16,10 @@ const (
 	// rulesOperatorTestFile tests the same rules on prometheus-operator's
 	// labels (job <namespace>/vllm, a server is its namespace and pod).
 	rulesOperatorTestFile = "deploy/prometheus/rules/vllm.rules.operator.test.yml"
+	// recordingRulesFile pre-computes the plugin's expensive series per
+	// engine; recordingRulesTestFile tests it on both label shapes.
+	recordingRulesFile     = "deploy/prometheus/rules/vllm-recording.rules.yml"
+	recordingRulesTestFile = "deploy/prometheus/rules/vllm-recording.rules.test.yml"
 )
 
 // sampleTargets is a file_sd file in the format vllm-sim writes.
@@ -63,6 +67,8 @@ func TestPromtoolCheckConfig(t *testing.T) {
 			require.True(t, ok, "promtool check config %s failed:\n%s", tt.config, out)
 			require.Contains(t, out, "Checking rules/vllm.rules.yml",
 				"the rule_files glob did not load the vLLM rules:\n%s", out)
+			require.Contains(t, out, "Checking rules/vllm-recording.rules.yml",
+				"the rule_files glob did not load the recording rules:\n%s", out)
 			require.NotContains(t, out, ".test.yml", "the rule_files glob loads the unit tests as rules:\n%s", out)
 			for _, w := range warningRe.FindAllString(out, -1) {
 				if tt.allowedWarnings == nil || !tt.allowedWarnings.MatchString(w) {
@@ -73,21 +79,25 @@ func TestPromtoolCheckConfig(t *testing.T) {
 	}
 }
 
-// TestPromtoolCheckRules: the rule file parses and every expression and
+// TestPromtoolCheckRules: the rule files parse and every expression and
 // template is valid.
 func TestPromtoolCheckRules(t *testing.T) {
-	out, ok := runTool(t, repoRoot(t), promtool(t), "check", "rules", rulesFile)
-	require.True(t, ok, "promtool check rules %s failed:\n%s", rulesFile, out)
-	require.Contains(t, out, "SUCCESS", out)
+	for _, f := range []string{rulesFile, recordingRulesFile} {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			out, ok := runTool(t, repoRoot(t), promtool(t), "check", "rules", f)
+			require.True(t, ok, "promtool check rules %s failed:\n%s", f, out)
+			require.Contains(t, out, "SUCCESS", out)
+		})
+	}
 }
 
 // TestPromtoolTestRules: the rule unit tests pass on both label shapes
 // (each alert fires in its firing case and stays silent in its other cases;
 // the recorded quantiles have the computed values on V1, V0 and mixed
 // instances; on Kubernetes a server is its pod, across pod IP changes and
-// replaced pods).
+// replaced pods; the recording rules' per-engine rates are exact).
 func TestPromtoolTestRules(t *testing.T) {
-	for _, f := range []string{rulesTestFile, rulesOperatorTestFile} {
+	for _, f := range []string{rulesTestFile, rulesOperatorTestFile, recordingRulesTestFile} {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			out, ok := runTool(t, repoRoot(t), promtool(t), "test", "rules", f)
 			require.True(t, ok, "promtool test rules %s failed:\n%s", f, out)
