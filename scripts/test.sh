@@ -92,10 +92,14 @@ step "fleet bench, short (scripts/bench.sh --short: backfilled Prometheus, plugi
 bash scripts/bench.sh --short
 
 step "fuzz (a few seconds each, seed corpus of nasty cases)"
-go test -run '^$' -fuzz '^FuzzParseQuery$' -fuzztime 5s ./pkg/models/
-go test -run '^$' -fuzz '^FuzzParseSLO$' -fuzztime 5s ./pkg/models/
-go test -run '^$' -fuzz '^FuzzBuilders$' -fuzztime 5s ./pkg/vllm/
-go test -run '^$' -fuzz '^FuzzCompute$' -fuzztime 5s ./pkg/interval/
+# Budgets are counts of executions (about five seconds each on two cores), not
+# durations: a duration races Go 1.26's fuzz coordinator at its deadline and
+# fails with a bare "context deadline exceeded" and no failing input
+# (golang/go#75804, fixed in Go 1.27; seen here on FuzzBuilders).
+go test -run '^$' -fuzz '^FuzzParseQuery$' -fuzztime 20000x ./pkg/models/
+go test -run '^$' -fuzz '^FuzzParseSLO$' -fuzztime 20000x ./pkg/models/
+go test -run '^$' -fuzz '^FuzzBuilders$' -fuzztime 5000x ./pkg/vllm/
+go test -run '^$' -fuzz '^FuzzCompute$' -fuzztime 10000x ./pkg/interval/
 
 step "mutation score (unit tiers of pkg/health and pkg/frames; the full run is scripts/mutation.sh)"
 # The packages whose mutants cost seconds each (83 mutants, a few minutes on
