@@ -50,9 +50,6 @@ func heapInUse() int64 {
 // it keeps is close to what keeping them costs the process, measured as
 // the growth of the live heap, so the budget bounds real memory.
 func TestCacheEstimateMatchesTheHeap(t *testing.T) {
-	if testing.Short() {
-		t.Skip("measures the heap")
-	}
 	tests := []struct {
 		name           string
 		series, points int

@@ -72,9 +72,6 @@ const retainOverhead = 2 << 20
 // executor keeps is within CacheBytes plus a stated overhead, so the
 // budget bounds what the process retains, not just what the stores count.
 func TestRetainedHeapWithinBudget(t *testing.T) {
-	if testing.Short() {
-		t.Skip("measures the heap")
-	}
 	now := time.Unix(1_700_000_000, 0)
 	clock := func() time.Time { return now }
 	p := fleetProm{countingProm: newCountingProm(), engines: 1000}
