@@ -54,8 +54,12 @@ func ParseBounds(les []string) Bounds {
 func (bs Bounds) Empty() bool { return len(bs.Values) == 0 }
 
 // Snap returns the bound nearest to threshold (the lower one on a tie: the
-// stricter objective) and whether it differs from threshold.
+// stricter objective) and whether it differs from threshold. With no bound
+// at all (a family vLLM has no default list for) it keeps threshold.
 func (bs Bounds) Snap(threshold float64) (float64, bool) {
+	if bs.Empty() {
+		return threshold, false
+	}
 	best := bs.Values[0]
 	for _, b := range bs.Values[1:] {
 		if math.Abs(b-threshold) < math.Abs(best-threshold) {

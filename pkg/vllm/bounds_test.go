@@ -54,6 +54,7 @@ func TestBoundsSnap(t *testing.T) {
 		{"tie goes to the stricter bound", ParseBounds([]string{"1", "2"}), 1.5, 1, true},
 		{"above the last bound", custom, 100, 3, true},
 		{"defaults", DefaultBounds(TTFT), 0.7, 0.75, true},
+		{"no bound at all keeps the threshold", ParseBounds([]string{"+Inf", "x"}), 0.7, 0.7, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,7 +1,9 @@
 package vllm
 
 import (
+	"strconv"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/prometheus/prometheus/promql/parser"
@@ -24,7 +26,11 @@ func FuzzBuilders(f *testing.F) {
 		}
 		b := Builder{Prefix: "vllm:", InstanceLabel: "instance"}
 		filt := models.Filters{Models: []string{value}, Instances: []string{value}, Engines: []string{engine, value}}
-		for name, expr := range expressions(t, b, models.GroupInstanceEngine, filt) {
+		all := expressions(t, b, models.GroupInstanceEngine, filt)
+		for name, expr := range newerExpressions(b, filt, value) {
+			all[name] = expr
+		}
+		for name, expr := range all {
 			e, err := parser.NewParser(parser.Options{}).ParseExpr(expr)
 			if err != nil {
 				t.Fatalf("%s does not parse: %v\n%s", name, err, expr)
@@ -46,4 +52,22 @@ func FuzzBuilders(f *testing.F) {
 			})
 		}
 	})
+}
+
+// newerExpressions are the builders added for stalled engines and the
+// store's bucket bounds, whose selectors need not carry the metric prefix
+// in their name (up{}, {__name__=~...}), so expressions() cannot check
+// them; the fuzz target checks that they parse and match value exactly.
+func newerExpressions(b Builder, f models.Filters, value string) map[string]string {
+	carriers, total := b.BoundCoverage(TTFT, f, []string{value, "1.0"})
+	out := map[string]string{
+		"stalled":        b.Stalled(b.EngineLabels(), f, 3*time.Minute),
+		"bucket lookup":  b.BucketSelector(ITL, f),
+		"bound carriers": carriers,
+		"bound total":    total,
+	}
+	for i, s := range b.FleetStallSignals(f, time.Minute) {
+		out["fleet stall "+strconv.Itoa(i)] = s.Expr
+	}
+	return out
 }
