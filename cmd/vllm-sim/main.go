@@ -7,7 +7,7 @@
 //
 //	instance 127.0.0.1:PORT engines 0,1 model m1 generation v1
 //
-// and runs until interrupted (or for --duration). See pkg/sim for the model.
+// (with " role prefill" or " role decode" appended under --roles) and runs until interrupted (or for --duration). See pkg/sim for the model.
 package main
 
 import (
@@ -55,6 +55,7 @@ type layout struct {
 	generation                    sim.Generation
 	v0Instances, hot              string
 	hotFactor                     float64
+	roles                         string
 }
 
 // run parses args, starts the fleet, prints its endpoints and serves until
@@ -108,8 +109,12 @@ func advertise(eps []sim.Endpoint, host string) []sim.Endpoint {
 // announce prints the endpoints and writes the targets file.
 func announce(w io.Writer, eps []sim.Endpoint, targetsFile string) error {
 	for _, ep := range eps {
-		if _, err := fmt.Fprintf(w, "instance %s engines %s model %s generation %s\n",
-			ep.Addr, strings.Join(ep.Engines, ","), ep.Model, ep.Generation); err != nil {
+		role := ""
+		if ep.Role != "" {
+			role = " role " + ep.Role
+		}
+		if _, err := fmt.Fprintf(w, "instance %s engines %s model %s generation %s%s\n",
+			ep.Addr, strings.Join(ep.Engines, ","), ep.Model, ep.Generation, role); err != nil {
 			return fmt.Errorf("printing endpoints: %w", err)
 		}
 	}
@@ -160,6 +165,8 @@ func registerFleetFlags(fs *flag.FlagSet, cfg *sim.Config, o *options) {
 	fs.StringVar(&l.v0Instances, "v0-instances", "", "comma-separated instance indexes that expose V0 metrics (a mixed fleet)")
 	fs.StringVar(&l.hot, "hot", "", "comma-separated indexes of hot instances")
 	fs.Float64Var(&l.hotFactor, "hot-factor", 2, "arrival-rate multiplier of hot instances")
+	fs.StringVar(&l.roles, "roles", "", "prefill/decode roles, a comma list applied to the instances cyclically "+
+		"(e.g. prefill,decode,decode); empty: no roles. The targets file labels them llm_isvc_role")
 	fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "host to listen on")
 	fs.IntVar(&cfg.BasePort, "base-port", cfg.BasePort, "port of instance 0, the others follow; 0 picks free ports")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "random seed; the same seed gives the same simulated history")
@@ -223,6 +230,24 @@ func registerEngineFlags(fs *flag.FlagSet, p *sim.EngineParams) {
 	fs.Float64Var(&p.MaxTokensSetRate, "max-tokens-set-rate", p.MaxTokensSetRate, "fraction of requests that set max_tokens (the rest get max_model_len minus the prompt and are not observed in request_params_max_tokens)")
 	fs.IntVar(&p.SleepLevel, "sleep-level", p.SleepLevel, "engines start asleep at this level (0 awake, 1 weights offloaded, 2 discard all); POST /sleep?level=N and /wake_up change it at run time")
 	fs.DurationVar(&p.WedgeAfter, "wedge-after", p.WedgeAfter, "wedge engines this long after the start (simulated time; 0 never): /metrics keeps answering and requests keep queueing, but no step runs (a hung worker); POST /debug/wedge wedges one instance at run time")
+	registerFeatureFlags(fs, p)
+}
+
+// registerFeatureFlags adds the flags of the opt-in features: errors,
+// speculative decoding, LoRA and NIXL KV transfer.
+func registerFeatureFlags(fs *flag.FlagSet, p *sim.EngineParams) {
+	fs.Float64Var(&p.ErrorRate, "error-rate", p.ErrorRate, "fraction of requests that finish with finished_reason=\"error\" after some output")
+	fs.IntVar(&p.SpecTokens, "num-speculative-tokens", p.SpecTokens, "speculative decoding: draft tokens verified per decode step (0: off; V1 only)")
+	fs.Float64Var(&p.SpecAcceptance, "spec-acceptance", p.SpecAcceptance, "chance a draft token is accepted given the one before it was (position i: a^(i+1))")
+	fs.IntVar(&p.LoRAAdapters, "lora-adapters", p.LoRAAdapters, "LoRA: requests pick one of N adapters adapter-0..N-1, a few hot (0: off; V1 only)")
+	fs.IntVar(&p.MaxLoRAs, "max-loras", p.MaxLoRAs, "distinct LoRA adapters in a batch at most")
+	fs.DurationVar(&p.KVTransferBase, "kv-transfer-base", p.KVTransferBase, "decode instances: fixed time of one NIXL KV transfer")
+	fs.DurationVar(&p.KVTransferPerToken, "kv-transfer-per-token", p.KVTransferPerToken, "decode instances: transfer time per prompt token")
+	fs.IntVar(&p.KVBytesPerToken, "kv-bytes-per-token", p.KVBytesPerToken, "KV bytes per token (nixl_bytes_transferred)")
+	fs.Float64Var(&p.KVTransferFailRate, "kv-transfer-fail-rate", p.KVTransferFailRate, "decode instances: chance one KV transfer fails; POST /debug/kv-transfer-fail?count=N fails the next N")
+	fs.StringVar(&p.KVLoadFailurePolicy, "kv-load-failure-policy", p.KVLoadFailurePolicy, "what a failed KV transfer does to its request: fail (vLLM's default: finished_reason=\"error\") or recompute (prefill locally)")
+	fs.Float64Var(&p.KVNotifyFailRate, "kv-notify-fail-rate", p.KVNotifyFailRate, "decode instances: chance the notification after a good transfer fails")
+	fs.Float64Var(&p.KVExpireRate, "kv-expire-rate", p.KVExpireRate, "prefill instances: chance a finished request's KV expires unread; POST /debug/kv-expire?count=N adds N")
 }
 
 // expand turns the layout flags into instance configs.
@@ -242,6 +267,10 @@ func (l layout) expand() ([]sim.InstanceConfig, error) {
 	if err != nil {
 		return nil, err
 	}
+	roles, err := roleList(l.roles)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]sim.InstanceConfig, l.instances)
 	for i := range out {
 		out[i] = sim.InstanceConfig{Model: models[i%len(models)], Engines: l.enginesPerInstance,
@@ -252,8 +281,22 @@ func (l layout) expand() ([]sim.InstanceConfig, error) {
 		if hot[i] {
 			out[i].RateFactor = l.hotFactor
 		}
+		if len(roles) > 0 {
+			out[i].Role = roles[i%len(roles)]
+		}
 	}
 	return out, nil
+}
+
+// roleList parses --roles.
+func roleList(s string) ([]string, error) {
+	roles := splitList(s)
+	for _, r := range roles {
+		if r != sim.RolePrefill && r != sim.RoleDecode {
+			return nil, fmt.Errorf("--roles: %q is not prefill or decode", r)
+		}
+	}
+	return roles, nil
 }
 
 func indexSet(flagName, list string, n int) (map[int]bool, error) {

@@ -70,6 +70,42 @@ func TestParseArgs(t *testing.T) {
 			require.Equal(t, 1.0, c.Engine.MaxTokensSetRate)
 			require.Zero(t, c.Engine.SleepLevel)
 		}},
+		{"feature defaults are off", nil, func(t *testing.T, c sim.Config) {
+			require.Zero(t, c.Engine.SpecTokens)
+			require.Zero(t, c.Engine.LoRAAdapters)
+			require.Zero(t, c.Engine.ErrorRate)
+			require.Equal(t, 0.7, c.Engine.SpecAcceptance)
+			require.Equal(t, 4, c.Engine.MaxLoRAs)
+			require.Equal(t, sim.KVLoadFail, c.Engine.KVLoadFailurePolicy)
+			for _, ic := range c.Instances {
+				require.Empty(t, ic.Role)
+			}
+		}},
+		{"feature flags", []string{"--num-speculative-tokens", "4", "--spec-acceptance", "0.6", "--error-rate", "0.01",
+			"--lora-adapters", "12", "--max-loras", "3", "--kv-transfer-base", "8ms", "--kv-transfer-per-token", "20us",
+			"--kv-bytes-per-token", "65536", "--kv-transfer-fail-rate", "0.02", "--kv-load-failure-policy", "recompute",
+			"--kv-notify-fail-rate", "0.03", "--kv-expire-rate", "0.04"}, func(t *testing.T, c sim.Config) {
+			p := c.Engine
+			require.Equal(t, 4, p.SpecTokens)
+			require.Equal(t, 0.6, p.SpecAcceptance)
+			require.Equal(t, 0.01, p.ErrorRate)
+			require.Equal(t, 12, p.LoRAAdapters)
+			require.Equal(t, 3, p.MaxLoRAs)
+			require.Equal(t, 8*time.Millisecond, p.KVTransferBase)
+			require.Equal(t, 20*time.Microsecond, p.KVTransferPerToken)
+			require.Equal(t, 65536, p.KVBytesPerToken)
+			require.Equal(t, 0.02, p.KVTransferFailRate)
+			require.Equal(t, sim.KVLoadRecompute, p.KVLoadFailurePolicy)
+			require.Equal(t, 0.03, p.KVNotifyFailRate)
+			require.Equal(t, 0.04, p.KVExpireRate)
+		}},
+		{"roles cycle", []string{"--instances", "5", "--roles", "prefill, decode,decode"}, func(t *testing.T, c sim.Config) {
+			var roles []string
+			for _, ic := range c.Instances {
+				roles = append(roles, ic.Role)
+			}
+			require.Equal(t, []string{"prefill", "decode", "decode", "prefill", "decode"}, roles)
+		}},
 		{"histogram buckets", []string{"--histogram-buckets", "time_to_first_token_seconds=0.1, 0.5,1",
 			"--histogram-buckets", "vllm:e2e_request_latency_seconds=10,60"}, func(t *testing.T, c sim.Config) {
 			require.Equal(t, map[string][]float64{"time_to_first_token_seconds": {0.1, 0.5, 1},
@@ -102,6 +138,8 @@ func TestParseArgsErrors(t *testing.T) {
 		{"buckets without family", []string{"--histogram-buckets", "0.1,0.5"}},
 		{"buckets not numbers", []string{"--histogram-buckets", "time_to_first_token_seconds=fast"}},
 		{"buckets empty", []string{"--histogram-buckets", "time_to_first_token_seconds="}},
+		{"unknown role", []string{"--roles", "prefill,encode"}},
+		{"spec tokens not a number", []string{"--num-speculative-tokens", "many"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -272,4 +310,62 @@ func TestRunServesCustomHistogramBuckets(t *testing.T) {
 	require.Equal(t, []string{"0.25", "1.0", "4.0", "+Inf"}, got)
 	cancel()
 	require.NoError(t, <-done)
+}
+
+func TestRunServesRoles(t *testing.T) {
+	targets := filepath.Join(t.TempDir(), "targets.json")
+	var out syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"--instances", "3", "--roles", "prefill,decode", "--warmup", "30s",
+			"--targets-file", targets}, &out, io.Discard)
+	}()
+	require.Eventually(t, func() bool { return strings.Count(out.String(), "\n") == 3 }, 10*time.Second, 10*time.Millisecond)
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	for i, want := range []string{" role prefill", " role decode", " role prefill"} {
+		require.True(t, strings.HasSuffix(lines[i], want), "line %q", lines[i])
+	}
+	require.Eventually(t, func() bool { _, err := os.Stat(targets); return err == nil }, 5*time.Second, 10*time.Millisecond)
+	data, err := os.ReadFile(targets)
+	require.NoError(t, err)
+	var groups []struct {
+		Targets []string
+		Labels  map[string]string
+	}
+	require.NoError(t, json.Unmarshal(data, &groups))
+	require.Len(t, groups, 2)
+	require.Equal(t, map[string]string{sim.RoleTargetLabel: "prefill"}, groups[0].Labels)
+	require.Len(t, groups[0].Targets, 2)
+	require.Equal(t, map[string]string{sim.RoleTargetLabel: "decode"}, groups[1].Labels)
+	decode := groups[1].Targets[0]
+
+	post := func(path string) int {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+decode+path, nil)
+		require.NoError(t, err)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		require.NoError(t, resp.Body.Close())
+		return resp.StatusCode
+	}
+	require.Equal(t, http.StatusOK, post("/debug/kv-transfer-fail?count=3"))
+	require.Equal(t, http.StatusBadRequest, post("/debug/kv-expire"))
+
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+decode+"/metrics", nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, resp.Body.Close())
+	require.NoError(t, err)
+	require.Contains(t, string(body), `vllm:nixl_xfer_time_seconds_count{engine="0",model_name=`)
+
+	cancel()
+	require.NoError(t, <-done)
+}
+
+func TestRunRejectsRoleOnV0(t *testing.T) {
+	err := run(context.Background(), []string{"--generation", "v0", "--roles", "decode"}, io.Discard, io.Discard)
+	require.ErrorIs(t, err, sim.ErrInvalidConfig)
 }

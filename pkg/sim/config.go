@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"time"
 )
 
@@ -89,7 +90,60 @@ type EngineParams struct {
 	WedgeAfter time.Duration `json:"-"`
 
 	GPUMemoryUtilization float64 `json:"gpu_memory_utilization"` // reported in cache_config_info only
+
+	// ErrorRate is the fraction of requests the engine finishes with
+	// finished_reason="error" after some of their output (an internal
+	// error); they reach every finished-request metric (see finish).
+	ErrorRate float64 `json:"error_rate"`
+
+	// SpecTokens turns on speculative decoding (V1 only; 0 = off): every
+	// decode step of a running request verifies this many draft tokens.
+	// Draft position i is accepted when position i-1 was and a draw falls
+	// below SpecAcceptance, so P(position i accepted) = SpecAcceptance^(i+1);
+	// the step emits the accepted tokens plus one.
+	SpecTokens     int     `json:"num_speculative_tokens"`
+	SpecAcceptance float64 `json:"spec_acceptance"`
+
+	// LoRAAdapters turns on LoRA (V1 only; 0 = off): each request asks for
+	// one of this many adapters, adapter-0 … adapter-N-1, Zipf-skewed so
+	// the first few are hot. MaxLoRAs is vLLM's --max-loras: a waiting
+	// request is admitted only when its adapter already runs or fewer than
+	// MaxLoRAs distinct adapters run.
+	LoRAAdapters int `json:"lora_adapters"`
+	MaxLoRAs     int `json:"max_loras"`
+
+	// KV transfer over NIXL, used by instances with a role (see
+	// InstanceConfig.Role). A decode instance pulls every request's prompt
+	// KV before running it: KVTransferBase + KVTransferPerToken·tokens,
+	// KVBytesPerToken bytes a token. Durations are strings in JSON.
+	KVTransferBase     time.Duration `json:"-"`
+	KVTransferPerToken time.Duration `json:"-"`
+	KVBytesPerToken    int           `json:"kv_bytes_per_token"`
+	// KVTransferFailRate is the chance that one transfer fails;
+	// KVNotifyFailRate the chance that the decode instance's completion
+	// notification to the prefill instance fails after a good transfer;
+	// KVExpireRate the chance that a prefill instance's finished request
+	// has its KV expire unread (nixl_num_kv_expired_reqs_total).
+	KVTransferFailRate float64 `json:"kv_transfer_fail_rate"`
+	KVNotifyFailRate   float64 `json:"kv_notify_fail_rate"`
+	KVExpireRate       float64 `json:"kv_expire_rate"`
+	// KVLoadFailurePolicy is vLLM's kv_load_failure_policy: "fail" (vLLM's
+	// default; "" means fail) finishes the request with
+	// finished_reason="error", "recompute" prefills it locally instead.
+	KVLoadFailurePolicy string `json:"kv_load_failure_policy"`
 }
+
+// KV load failure policies (vllm/config/kv_transfer.py).
+const (
+	KVLoadFail      = "fail"
+	KVLoadRecompute = "recompute"
+)
+
+// Instance roles for prefill/decode disaggregation.
+const (
+	RolePrefill = "prefill"
+	RoleDecode  = "decode"
+)
 
 // DefaultEngineParams returns realistic defaults: 8192 blocks of 16 tokens,
 // max-num-seqs 256, an 8192-token step budget, decode steps of 12–38 ms.
@@ -113,6 +167,13 @@ func DefaultEngineParams() EngineParams {
 		ReserveFullISL:       true,
 		MaxTokensSetRate:     1,
 		GPUMemoryUtilization: 0.9,
+		SpecAcceptance:       0.7,
+		MaxLoRAs:             4,
+		KVTransferBase:       5 * time.Millisecond,
+		KVTransferPerToken:   10 * time.Microsecond,
+		KVBytesPerToken:      131072, // Llama-3.1-8B in bf16: 2·32 layers·8 KV heads·128·2 bytes
+		KVExpireRate:         0.001,
+		KVLoadFailurePolicy:  KVLoadFail,
 	}
 }
 
@@ -125,6 +186,11 @@ type InstanceConfig struct {
 	Port       int           // 0: Config.BasePort+index, or a free port when BasePort is 0
 	RateFactor float64       // arrival-rate multiplier (>1 makes a hot instance); 0 means 1
 	Engine     *EngineParams // nil means Config.Engine
+	// Role is the instance's part in prefill/decode disaggregation:
+	// "" (none), "prefill" or "decode" (V1 only). Prefill instances serve
+	// prompts with one output token; decode instances pull each prompt's
+	// KV over NIXL first. The targets file labels them llm_isvc_role.
+	Role string
 }
 
 // Config describes a fleet. Start from DefaultConfig and set Instances.
@@ -263,7 +329,24 @@ func (ic InstanceConfig) validate() error {
 		return fmt.Errorf("%w: generation v0 has no engine label, so an instance serves exactly one engine (got %d)",
 			ErrInvalidConfig, ic.Engines)
 	}
+	if err := ic.validateRole(); err != nil {
+		return err
+	}
 	return ic.Engine.validate()
+}
+
+func (ic InstanceConfig) validateRole() error {
+	switch ic.Role {
+	case "":
+		return nil
+	case RolePrefill, RoleDecode:
+	default:
+		return fmt.Errorf("%w: role %q is not one of prefill, decode (or empty)", ErrInvalidConfig, ic.Role)
+	}
+	if ic.Generation == V0 {
+		return fmt.Errorf("%w: role %q needs generation v1 (NIXL disaggregation is V1 only)", ErrInvalidConfig, ic.Role)
+	}
+	return nil
 }
 
 func (p EngineParams) validate() error {
@@ -296,11 +379,53 @@ func (p EngineParams) validate() error {
 	if p.WedgeAfter < 0 {
 		return fmt.Errorf("%w: wedge_after is %v, must not be negative (0: never)", ErrInvalidConfig, p.WedgeAfter)
 	}
+	if err := p.validateFeatures(); err != nil {
+		return err
+	}
 	if err := p.PromptTokens.validate("prompt_tokens"); err != nil {
 		return err
 	}
 	return p.OutputTokens.validate("output_tokens")
 }
+
+// validateFeatures checks the optional features: errors, speculative
+// decoding, LoRA and KV transfer.
+func (p EngineParams) validateFeatures() error {
+	rates := []struct {
+		name string
+		v    float64
+	}{
+		{"error_rate", p.ErrorRate}, {"spec_acceptance", p.SpecAcceptance},
+		{"kv_transfer_fail_rate", p.KVTransferFailRate}, {"kv_notify_fail_rate", p.KVNotifyFailRate},
+		{"kv_expire_rate", p.KVExpireRate},
+	}
+	for _, r := range rates {
+		if r.v < 0 || r.v > 1 || math.IsNaN(r.v) {
+			return fmt.Errorf("%w: %s is %v, must be in [0, 1]", ErrInvalidConfig, r.name, r.v)
+		}
+	}
+	if p.SpecTokens < 0 || p.SpecTokens > maxSpecTokens {
+		return fmt.Errorf("%w: num_speculative_tokens is %d, must be in [0, %d]", ErrInvalidConfig, p.SpecTokens, maxSpecTokens)
+	}
+	if p.LoRAAdapters < 0 || (p.LoRAAdapters > 0 && p.MaxLoRAs < 1) {
+		return fmt.Errorf("%w: lora_adapters must be ≥ 0 and max_loras ≥ 1 when LoRA is on (got %d, %d)",
+			ErrInvalidConfig, p.LoRAAdapters, p.MaxLoRAs)
+	}
+	if p.KVTransferBase < 0 || p.KVTransferPerToken < 0 || p.KVBytesPerToken < 0 {
+		return fmt.Errorf("%w: kv_transfer_base, kv_transfer_per_token and kv_bytes_per_token must not be negative",
+			ErrInvalidConfig)
+	}
+	switch p.KVLoadFailurePolicy {
+	case "", KVLoadFail, KVLoadRecompute:
+		return nil
+	default:
+		return fmt.Errorf("%w: kv_load_failure_policy %q is not one of fail, recompute", ErrInvalidConfig, p.KVLoadFailurePolicy)
+	}
+}
+
+// maxSpecTokens bounds num_speculative_tokens; vLLM's drafters propose a
+// handful of tokens, and the position label grows with it.
+const maxSpecTokens = 16
 
 // capacity is the longest sequence the engine accepts. vLLM rejects prompts
 // longer than max_model_len and refuses to start when one sequence cannot

@@ -140,6 +140,17 @@ func TestConfigValidation(t *testing.T) {
 			p.BlockSize = 0
 			c.Instances = []InstanceConfig{{Model: "m", Engine: &p}}
 		}},
+		{"error rate above 1", func(c *Config) { c.Engine.ErrorRate = 1.1 }},
+		{"negative spec tokens", func(c *Config) { c.Engine.SpecTokens = -1 }},
+		{"too many spec tokens", func(c *Config) { c.Engine.SpecTokens = 17 }},
+		{"spec acceptance above 1", func(c *Config) { c.Engine.SpecTokens, c.Engine.SpecAcceptance = 2, 1.5 }},
+		{"lora without slots", func(c *Config) { c.Engine.LoRAAdapters, c.Engine.MaxLoRAs = 3, 0 }},
+		{"negative lora adapters", func(c *Config) { c.Engine.LoRAAdapters = -2 }},
+		{"negative transfer time", func(c *Config) { c.Engine.KVTransferPerToken = -time.Microsecond }},
+		{"transfer fail rate above 1", func(c *Config) { c.Engine.KVTransferFailRate = 2 }},
+		{"unknown load failure policy", func(c *Config) { c.Engine.KVLoadFailurePolicy = "retry" }},
+		{"unknown role", func(c *Config) { c.Instances = []InstanceConfig{{Model: "m", Role: "encode"}} }},
+		{"role on v0", func(c *Config) { c.Instances = []InstanceConfig{{Model: "m", Generation: V0, Role: RoleDecode}} }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -201,6 +212,31 @@ func TestParseConfig(t *testing.T) {
 	}
 }
 
+func TestParseConfigFeatures(t *testing.T) {
+	c, err := ParseConfig([]byte(`{"engine": {"num_speculative_tokens": 3, "spec_acceptance": 0.6, "error_rate": 0.01,
+		"lora_adapters": 8, "max_loras": 2, "kv_transfer_base": "9ms", "kv_transfer_per_token": "15us",
+		"kv_load_failure_policy": "recompute"},
+		"instances": [{"model": "p", "role": "prefill"}, {"model": "d", "role": "decode", "engine": {"kv_transfer_fail_rate": 0.1}}]}`),
+		DefaultConfig())
+	require.NoError(t, err)
+	p := c.Engine
+	require.Equal(t, 3, p.SpecTokens)
+	require.Equal(t, 0.6, p.SpecAcceptance)
+	require.Equal(t, 0.01, p.ErrorRate)
+	require.Equal(t, 8, p.LoRAAdapters)
+	require.Equal(t, 2, p.MaxLoRAs)
+	require.Equal(t, 9*time.Millisecond, p.KVTransferBase)
+	require.Equal(t, 15*time.Microsecond, p.KVTransferPerToken)
+	require.Equal(t, KVLoadRecompute, p.KVLoadFailurePolicy)
+	require.Equal(t, []string{RolePrefill, RoleDecode}, []string{c.Instances[0].Role, c.Instances[1].Role})
+	require.Nil(t, c.Instances[0].Engine)
+	require.Equal(t, 0.1, c.Instances[1].Engine.KVTransferFailRate)
+	require.Equal(t, 3, c.Instances[1].Engine.SpecTokens, "an instance engine overlays the fleet engine")
+	f, err := NewFleet(c)
+	require.NoError(t, err)
+	require.Equal(t, []string{RolePrefill, RoleDecode}, []string{f.Endpoints()[0].Role, f.Endpoints()[1].Role})
+}
+
 func TestParseConfigErrors(t *testing.T) {
 	for _, in := range []string{`{"sead": 1}`, `{"engine": {"blocks": 1}}`, `{"tick": 50}`,
 		`{"profile": "wobble"}`, `{"instances": [{"model": "a", "generation": "v9"}]}`,
@@ -244,11 +280,46 @@ func TestPyFloat(t *testing.T) {
 	}{
 		{0, "0.0"}, {8, "8.0"}, {0.27, "0.27"}, {-1, "-1.0"}, {412160, "412160.0"},
 		{1747600000, "1.7476e+09"}, {2147483648, "2.147483648e+09"}, {1e10, "1e+010"},
+		{1747650145.7368872, "1.7476501457368872e+09"}, {1234567.5, "1.2345675e+06"},
 		{0.0001, "0.0001"}, {0.00001, "1e-05"}, {1.5e-7, "1.5e-07"},
 		{math.Inf(1), "+Inf"}, {math.Inf(-1), "-Inf"}, {math.NaN(), "NaN"},
 	}
 	for _, tt := range tests {
 		require.Equal(t, tt.want, pyFloat(tt.in), "%v", tt.in)
+	}
+}
+
+func TestDequeRemoveAt(t *testing.T) {
+	tests := []struct {
+		name string
+		at   int
+		want []int
+	}{
+		{"front", 0, []int{13, 14, 15, 16, 17, 18}},
+		{"across the wrap", 3, []int{12, 13, 14, 16, 17, 18}},
+		{"back", 6, []int{12, 13, 14, 15, 16, 17}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var d deque[int]
+			for i := range 16 {
+				d.pushBack(i)
+			}
+			for range 12 {
+				d.popFront()
+			}
+			for i := 16; i < 19; i++ { // wraps to the start of the buffer
+				d.pushBack(i)
+			}
+			require.Equal(t, 12+tt.at, d.removeAt(tt.at))
+			got := []int{}
+			for i := range d.len() {
+				got = append(got, d.at(i))
+			}
+			require.Equal(t, tt.want, got)
+			d.pushBack(99)
+			require.Equal(t, 99, d.at(d.len()-1))
+		})
 	}
 }
 

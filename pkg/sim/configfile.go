@@ -34,6 +34,7 @@ type fileInstance struct {
 	Port       int             `json:"port"`
 	RateFactor float64         `json:"rate_factor"`
 	Engine     json.RawMessage `json:"engine"`
+	Role       string          `json:"role"`
 }
 
 // LoadConfigFile reads a JSON config file and overlays it on base (see
@@ -98,7 +99,7 @@ func ParseConfig(data []byte, base Config) (Config, error) {
 
 func (fi fileInstance) instance(def EngineParams) (InstanceConfig, error) {
 	ic := InstanceConfig{Model: fi.Model, Engines: fi.Engines, Generation: fi.Generation, Port: fi.Port,
-		RateFactor: fi.RateFactor}
+		RateFactor: fi.RateFactor, Role: fi.Role}
 	if len(fi.Engine) > 0 {
 		p := def
 		if err := json.Unmarshal(fi.Engine, &p); err != nil {
@@ -119,6 +120,8 @@ func (p *EngineParams) UnmarshalJSON(b []byte) error {
 		StepPerSeq          *jsonDuration `json:"step_per_seq"`
 		StepPerPrefillToken *jsonDuration `json:"step_per_prefill_token"`
 		WedgeAfter          *jsonDuration `json:"wedge_after"`
+		KVTransferBase      *jsonDuration `json:"kv_transfer_base"`
+		KVTransferPerToken  *jsonDuration `json:"kv_transfer_per_token"`
 	}{plain: (*plain)(p)}
 	if err := strictUnmarshal(b, &aux); err != nil {
 		return err
@@ -127,7 +130,8 @@ func (p *EngineParams) UnmarshalJSON(b []byte) error {
 		dst *time.Duration
 		src *jsonDuration
 	}{{&p.StepBase, aux.StepBase}, {&p.StepPerSeq, aux.StepPerSeq}, {&p.StepPerPrefillToken, aux.StepPerPrefillToken},
-		{&p.WedgeAfter, aux.WedgeAfter}} {
+		{&p.WedgeAfter, aux.WedgeAfter}, {&p.KVTransferBase, aux.KVTransferBase},
+		{&p.KVTransferPerToken, aux.KVTransferPerToken}} {
 		if d.src != nil {
 			*d.dst = time.Duration(*d.src)
 		}

@@ -16,6 +16,15 @@
 // As a fault, an engine can be wedged (EngineParams.WedgeAfter, Fleet.Wedge):
 // it keeps answering scrapes and queueing arrivals but runs no step again.
 //
+// Opt-in features, each off by default and V1 only, register the
+// families vLLM registers with them: speculative decoding
+// (EngineParams.SpecTokens; spec_decode_*), LoRA adapters with vLLM's
+// max_loras admission (EngineParams.LoRAAdapters; lora_requests_info), and
+// prefill/decode disaggregation (InstanceConfig.Role), where decode
+// instances pull each prompt's KV over NIXL (nixl_*, external prefix-cache
+// counters, Fleet.FailKVTransfers). EngineParams.ErrorRate finishes
+// requests with finished_reason="error".
+//
 // Engines are grouped into instances. An instance is one vLLM server: one
 // /metrics endpoint on one port. Several engines on one instance are
 // data-parallel ranks told apart by the engine label, as vLLM does with

@@ -47,6 +47,12 @@ type engine struct {
 	h             hists
 	preemptionLog ring[PreemptionEvent]
 	completedLog  ring[CompletedRequest]
+
+	spec specStats // speculative decoding (spec.go)
+	lora loraState // LoRA adapters (lora.go)
+	kv   kvState   // prefill/decode roles and NIXL transfers (disagg.go)
+
+	siblings []*engine // the ranks of this engine's instance, itself included
 }
 
 // counters are the engine's cumulative totals and integrals.
@@ -84,6 +90,7 @@ type hists struct {
 	ttft, itl, tpot, e2e, queue, inference, prefill, decode histogram
 	iteration, promptTokens, genTokens, maxGen              histogram
 	paramsN, paramsMaxTokens, prefillKV                     histogram
+	kvXfer, kvPost, kvBytes, kvDesc                         histogram // NIXL (disagg.go)
 }
 
 func newHists(gen Generation, maxModelLen int) hists {
@@ -99,6 +106,8 @@ func newHists(gen Generation, maxModelLen int) hists {
 		decode: newHistogram(requestLatencyBuckets), iteration: newHistogram(iter),
 		promptTokens: newHistogram(tok), genTokens: newHistogram(tok), maxGen: newHistogram(tok),
 		paramsN: newHistogram(paramsNBuckets), paramsMaxTokens: newHistogram(tok), prefillKV: newHistogram(tok),
+		kvXfer: newHistogram(nixlXferBuckets), kvPost: newHistogram(nixlPostBuckets),
+		kvBytes: newHistogram(nixlBytesBuckets), kvDesc: newHistogram(nixlDescBuckets),
 	}
 }
 
@@ -131,6 +140,11 @@ func newEngine(ic InstanceConfig, s engineSetup) *engine {
 	if p.WedgeAfter > 0 {
 		e.wedgeAt = p.WedgeAfter
 	}
+	if e.specOn() {
+		e.spec.perPos = make([]int64, p.SpecTokens)
+	}
+	e.lora = newLoRAState(e.gen, p)
+	e.kv = newKVState(ic.Role, e.gen)
 	e.nextArrival = e.drawGap(0)
 	return e
 }
@@ -140,11 +154,7 @@ func newEngine(ic InstanceConfig, s engineSetup) *engine {
 // at the same instant, so the history is the same however time is chopped.
 func (e *engine) advanceTo(until time.Duration) {
 	for {
-		stepDue := e.busy && e.stepEnd <= e.nextArrival
-		next := e.nextArrival
-		if stepDue {
-			next = e.stepEnd
-		}
+		next, kind := e.nextEvent()
 		if !e.wedged && e.wedgeAt <= min(next, until) {
 			e.elapse(e.wedgeAt)
 			e.wedge()
@@ -154,14 +164,39 @@ func (e *engine) advanceTo(until time.Duration) {
 			break
 		}
 		e.elapse(next)
-		if stepDue {
+		switch kind {
+		case eventStep:
 			e.finishStep()
 			e.startStep()
-		} else {
+		case eventTransfer:
+			e.completeTransfer()
+		default:
 			e.arrivalCandidate()
 		}
 	}
 	e.elapse(until)
+}
+
+// eventKind orders the engine's events; at the same instant a step ends
+// before a KV transfer completes, and both before an arrival.
+type eventKind int
+
+const (
+	eventArrival eventKind = iota
+	eventTransfer
+	eventStep
+)
+
+// nextEvent is the engine's next event and its time.
+func (e *engine) nextEvent() (time.Duration, eventKind) {
+	next, kind := e.nextArrival, eventArrival
+	if t := e.kv.nextDone(e.wedged); t < never && t <= next {
+		next, kind = t, eventTransfer
+	}
+	if e.busy && e.stepEnd <= next {
+		next, kind = e.stepEnd, eventStep
+	}
+	return next, kind
 }
 
 // wedge stops the engine for good at its clock: the step in flight never
@@ -177,7 +212,7 @@ func (e *engine) elapse(t time.Duration) {
 		return
 	}
 	d := t - e.now
-	e.st.waitingArea.add(e.waiting.len(), d)
+	e.st.waitingArea.add(e.numWaiting(), d)
 	e.st.runningArea.add(len(e.running), d)
 	if e.busy {
 		e.st.busy += d
@@ -248,12 +283,43 @@ func (e *engine) newRequest() *request {
 	} else if e.p.EngineAbortRate > 0 && e.rng.Float64() < e.p.EngineAbortRate {
 		// Only a positive rate draws, so the default keeps the random stream.
 		r.target, r.reason = 1+e.rng.IntN(r.target), reasonAbort
+	} else if e.p.ErrorRate > 0 && e.rng.Float64() < e.p.ErrorRate {
+		// An internal error after some output: an engine-core finish like
+		// any other, so request_success_total{finished_reason="error"} and
+		// every finished-request histogram see it (output_processor.py
+		// _update_stats_from_finished does not look at the reason).
+		r.target, r.reason = 1+e.rng.IntN(r.target), reasonError
 	}
 	if e.p.PrefixCaching {
 		r.cached = e.prefixHit(r.prompt)
 	}
 	r.numTokens = r.prompt
+	e.applyFeatures(r)
 	return r
+}
+
+// applyFeatures gives r its LoRA adapter and its part in disaggregation.
+// Without LoRA or a role it draws nothing, keeping the random stream.
+func (e *engine) applyFeatures(r *request) {
+	r.adapter = -1
+	if e.lora.on {
+		r.adapter = e.lora.pick(e.rng.Float64())
+	}
+	switch e.kv.role {
+	case RolePrefill:
+		// The routing sidecar sends the prefill instance max_tokens=1.
+		r.maxTokens, r.setMax, r.target = 1, true, 1
+		if r.reason == reasonStop {
+			r.reason = reasonLength
+		}
+	case RoleDecode:
+		// The last prompt token is computed locally; the rest is pulled.
+		if r.external = r.prompt - r.cached - 1; r.external > 0 {
+			r.remote = true
+		} else {
+			r.external = 0
+		}
+	}
 }
 
 // prefixHit draws how much of a prompt the prefix cache holds: a fraction

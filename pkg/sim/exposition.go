@@ -33,9 +33,10 @@ type labelPair struct{ name, value string }
 type seriesWriter struct {
 	buf   *bytes.Buffer
 	name  string
-	base  []labelPair // model_name, and engine for V1
-	wall  time.Time   // wall time of the engine's clock
-	pairs []labelPair // scratch
+	base  []labelPair                   // model_name, and engine for V1
+	wall  time.Time                     // wall time of the engine's clock
+	at    func(time.Duration) time.Time // wall time of any simulated instant
+	pairs []labelPair                   // scratch
 }
 
 // sample writes name{base, extra} v; extra is name, value, name, value….
@@ -101,7 +102,7 @@ var (
 func writeExposition(buf *bytes.Buffer, fams []family, engines []*engine, wall func(time.Duration) time.Time) {
 	writers := make([]seriesWriter, len(engines))
 	for i, e := range engines {
-		writers[i] = seriesWriter{buf: buf, base: baseLabels(e), wall: wall(e.now)}
+		writers[i] = seriesWriter{buf: buf, base: baseLabels(e), wall: wall(e.now), at: wall}
 	}
 	for _, f := range fams {
 		buf.WriteString("# HELP " + f.name + " " + helpEscaper.Replace(f.help) + "\n")
@@ -148,7 +149,7 @@ func pyFloat(v float64) string {
 		s += ".0"
 	}
 	if dot := strings.IndexByte(s, '.'); v > 0 && dot > 6 {
-		mantissa := strings.TrimRight(s[:1]+"."+s[1:dot], "0.")
+		mantissa := strings.TrimRight(s[:1]+"."+s[1:dot]+s[dot+1:], "0.")
 		return mantissa + "e+0" + strconv.Itoa(dot-1)
 	}
 	return s

@@ -11,7 +11,7 @@ func buildV0Families() []family {
 	fams := []family{
 		gauge("vllm:num_requests_running", "Number of requests currently running on GPU.",
 			func(e *engine) float64 { return float64(len(e.running)) }),
-		gauge("vllm:num_requests_waiting", helpWaiting, func(e *engine) float64 { return float64(e.waiting.len()) }),
+		gauge("vllm:num_requests_waiting", helpWaiting, func(e *engine) float64 { return float64(e.numWaiting()) }),
 		loraInfoV0(),
 		// The simulator preempts by recompute only, so nothing is swapped.
 		gauge("vllm:num_requests_swapped", "Number of requests swapped to CPU.", zero),

@@ -6,6 +6,33 @@ package sim
 // series (as with --api-server-count > 1, the default for data parallelism).
 var v1Families = buildV1Families()
 
+// instanceFamilies is what one instance exposes: V0's profile, or V1's
+// plus the opt-in families its features register, in vLLM's order:
+// speculative decoding and the KV connector before everything else, LoRA
+// just before cache_config_info (registered when the engine is up).
+func instanceFamilies(ic InstanceConfig) []family {
+	if ic.Generation == V0 {
+		return v0Families
+	}
+	spec, lora, roles := ic.Engine.SpecTokens > 0, ic.Engine.LoRAAdapters > 0, ic.Role != ""
+	if !spec && !lora && !roles {
+		return v1Families
+	}
+	var fams []family
+	if spec {
+		fams = append(fams, specFamilies()...)
+	}
+	if roles {
+		fams = append(fams, nixlFamilies()...)
+	}
+	base := buildV1Families()
+	if lora {
+		last := len(base) - 1
+		base = append(base[:last:last], loraInfoV1(), base[last])
+	}
+	return append(fams, base...)
+}
+
 func buildV1Families() []family {
 	fams := []family{
 		counter("vllm:estimated_flops_per_gpu_total", "Estimated number of floating point operations per GPU "+
@@ -16,7 +43,7 @@ func buildV1Families() []family {
 			"(for Model Flops Utilization calculations).", zero),
 		gauge("vllm:num_requests_running", "Number of requests in model execution batches.",
 			func(e *engine) float64 { return float64(len(e.running)) }),
-		gauge("vllm:num_requests_waiting", helpWaiting, func(e *engine) float64 { return float64(e.waiting.len()) }),
+		gauge("vllm:num_requests_waiting", helpWaiting, func(e *engine) float64 { return float64(e.numWaiting()) }),
 		waitingByReasonV1(),
 		sleepStateV1(),
 		gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", (*engine).kvUsage),
@@ -25,9 +52,11 @@ func buildV1Families() []family {
 		counter("vllm:prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens.",
 			func(e *engine) float64 { return i64(e.st.prefixHits) }),
 		counter("vllm:external_prefix_cache_queries_total", "External prefix cache queries from KV connector "+
-			"cross-instance cache sharing, in terms of number of queried tokens.", zero),
+			"cross-instance cache sharing, in terms of number of queried tokens.",
+			func(e *engine) float64 { return i64(e.kv.extQueries) }),
 		counter("vllm:external_prefix_cache_hits_total", "External prefix cache hits from KV connector "+
-			"cross-instance cache sharing, in terms of number of cached tokens.", zero),
+			"cross-instance cache sharing, in terms of number of cached tokens.",
+			func(e *engine) float64 { return i64(e.kv.extHits) }),
 		counter("vllm:mm_cache_queries_total", "Multi-modal cache queries, in terms of number of queried items.", zero),
 		counter("vllm:mm_cache_hits_total", "Multi-modal cache hits, in terms of number of cached items.", zero),
 	}
@@ -55,15 +84,17 @@ func buildV1Families() []family {
 	)
 }
 
-// waitingByReasonV1 splits the queue: the simulator has no LoRA budget or
-// KV transfers, so nothing is ever deferred and capacity equals waiting.
+// waitingByReasonV1 splits the queue: deferred are requests skipped for
+// the LoRA budget in the last scheduling pass and requests parked for a
+// KV transfer; without LoRA or a decode role nothing is deferred.
 func waitingByReasonV1() family {
 	return family{"vllm:num_requests_waiting_by_reason", "Number of waiting requests by reason. Reason labels: " +
 		"'capacity' = waiting for scheduling capacity; 'deferred' = deferred by transient constraints " +
 		"(LoRA budget, KV transfer, blocked status). Sum of all reasons equals vllm:num_requests_waiting.",
 		"gauge", func(e *engine, w *seriesWriter) {
-			w.sample(float64(e.waiting.len()), "reason", "capacity")
-			w.sample(0, "reason", "deferred")
+			deferred := e.numDeferred()
+			w.sample(float64(e.numWaiting()-deferred), "reason", "capacity")
+			w.sample(float64(deferred), "reason", "deferred")
 		}, nil}
 }
 
@@ -88,8 +119,8 @@ func promptBySourceV1() family {
 	return family{"vllm:prompt_tokens_by_source_total", "Number of prompt tokens by source.", "counter",
 		func(e *engine, w *seriesWriter) {
 			w.sample(i64(e.st.promptTokens-e.st.cachedPromptTokens), "source", "local_compute")
-			w.sample(i64(e.st.cachedPromptTokens), "source", "local_cache_hit")
-			w.sample(0, "source", "external_kv_transfer")
+			w.sample(i64(e.st.cachedPromptTokens-e.kv.extPromptTokens), "source", "local_cache_hit")
+			w.sample(i64(e.kv.extPromptTokens), "source", "external_kv_transfer")
 		}, nil}
 }
 

@@ -66,6 +66,7 @@ type Endpoint struct {
 	Model      string
 	Generation Generation
 	Engines    []string // engine label values; V0 instances have one engine and no engine label
+	Role       string   // prefill, decode, or "" (InstanceConfig.Role)
 }
 
 // NewFleet builds a fleet at simulated time 0. Zero values in cfg mean the
@@ -78,10 +79,7 @@ func NewFleet(cfg Config) (*Fleet, error) {
 	f := &Fleet{cfg: cfg, clk: clockMap{wall0: cfg.Epoch, speed: 1}}
 	skew := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
 	for i, ic := range cfg.Instances {
-		inst := &instance{cfg: ic, fams: v1Families}
-		if ic.Generation == V0 {
-			inst.fams = v0Families
-		}
+		inst := &instance{cfg: ic, fams: instanceFamilies(ic)}
 		for rank := range ic.Engines {
 			// Log-normal with mean 1, so skew spreads engines without
 			// changing the fleet's mean load.
@@ -94,6 +92,9 @@ func NewFleet(cfg Config) (*Fleet, error) {
 			applyBuckets(e, inst.fams, cfg.HistogramBuckets)
 			inst.engines = append(inst.engines, e)
 			f.engines = append(f.engines, e)
+		}
+		for _, e := range inst.engines {
+			e.siblings = inst.engines
 		}
 		f.instances = append(f.instances, inst)
 	}
@@ -174,7 +175,8 @@ func (f *Fleet) Endpoints() []Endpoint {
 	defer f.mu.Unlock()
 	out := make([]Endpoint, len(f.instances))
 	for i, inst := range f.instances {
-		ep := Endpoint{Instance: i, Addr: inst.addr, Model: inst.cfg.Model, Generation: inst.cfg.Generation}
+		ep := Endpoint{Instance: i, Addr: inst.addr, Model: inst.cfg.Model, Generation: inst.cfg.Generation,
+			Role: inst.cfg.Role}
 		for rank := range inst.cfg.Engines {
 			ep.Engines = append(ep.Engines, strconv.Itoa(rank))
 		}

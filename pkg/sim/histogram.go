@@ -24,7 +24,23 @@ var (
 	iterationTokensV1 = []float64{1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384}
 	iterationTokensV0 = []float64{1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8096}
 	paramsNBuckets    = []float64{1, 2, 5, 10, 20}
+	// NIXL transfers (vllm/distributed/kv_transfer/kv_connector/v1/nixl/stats.py):
+	// the post-time list, the same without its first bound for transfer
+	// time, 2**(10+i) for odd i in [1, 25) bytes, and descriptor counts.
+	nixlPostBuckets  = []float64{0.001, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 5.0}
+	nixlXferBuckets  = nixlPostBuckets[1:]
+	nixlBytesBuckets = powersOfTwo(11, 33, 2)
+	nixlDescBuckets  = []float64{10, 20, 30, 50, 75, 100, 200, 400, 1000, 2000, 4000, 10000, 20000, 50000}
 )
+
+// powersOfTwo lists 2^from, 2^(from+step), … up to 2^to.
+func powersOfTwo(from, to, step int) []float64 {
+	var out []float64
+	for e := from; e <= to; e += step {
+		out = append(out, math.Ldexp(1, e))
+	}
+	return out
+}
 
 // buckets125 mirrors vLLM's build_1_2_5_buckets(max): 1, 2, 5, 10, 20, 50, …
 // while the value is ≤ max. Token-count histograms use it with
@@ -69,7 +85,7 @@ const histogramFamilyPrefix = "vllm:"
 // histogram families of both generations, without the "vllm:" prefix.
 func histogramFamilyNames() map[string]bool {
 	names := map[string]bool{}
-	for _, fams := range [][]family{v1Families, v0Families} {
+	for _, fams := range [][]family{v1Families, v0Families, nixlFamilies()} {
 		for _, f := range fams {
 			if f.hist != nil {
 				names[strings.TrimPrefix(f.name, histogramFamilyPrefix)] = true

@@ -11,6 +11,25 @@ func (d *deque[T]) len() int { return d.size }
 
 func (d *deque[T]) front() T { return d.buf[d.head] }
 
+// at returns the i-th value from the front.
+func (d *deque[T]) at(i int) T { return d.buf[(d.head+i)%len(d.buf)] }
+
+// removeAt removes and returns the i-th value from the front, keeping the
+// order of the others.
+func (d *deque[T]) removeAt(i int) T {
+	if i == 0 {
+		return d.popFront()
+	}
+	v := d.at(i)
+	for j := i; j < d.size-1; j++ {
+		d.buf[(d.head+j)%len(d.buf)] = d.buf[(d.head+j+1)%len(d.buf)]
+	}
+	var zero T
+	d.buf[(d.head+d.size-1)%len(d.buf)] = zero
+	d.size--
+	return v
+}
+
 func (d *deque[T]) pushBack(v T) {
 	d.grow()
 	d.buf[(d.head+d.size)%len(d.buf)] = v

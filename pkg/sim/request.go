@@ -35,6 +35,12 @@ type request struct {
 	clientAbort bool
 	cached      int  // prompt tokens found in the prefix cache, a whole number of blocks
 	setMax      bool // the request set max_tokens (else vLLM's default applied)
+	adapter     int  // LoRA adapter index; -1 without LoRA
+	// remote: a decode instance must pull external prompt tokens of KV
+	// before running it; external stays the number pulled.
+	remote        bool
+	external      int
+	prefixCounted bool // the prefix-cache counters have seen it
 
 	numTokens int
 	outputs   int
@@ -61,6 +67,7 @@ type scheduledSeq struct {
 	r       *request
 	n       int  // tokens computed this step
 	prefill bool // prompt or recompute tokens, as opposed to one decode token
+	spec    int  // draft tokens verified with the decode token (speculative decoding)
 }
 
 // newScheduledSeq classifies the work: a request that has sampled output and

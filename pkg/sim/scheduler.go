@@ -33,11 +33,13 @@ func (e *engine) scheduleRunning(budget int) int {
 	for i := 0; i < len(e.running) && budget > 0; i++ {
 		r := e.running[i]
 		n := min(r.numTokens-r.computed, budget)
-		if !e.grow(r, n) {
+		s := newScheduledSeq(r, n)
+		s.spec = e.specDraft(s, budget-n)
+		if !e.grow(r, n+s.spec) {
 			break // r was the newest and preempted itself; nothing after it
 		}
-		e.batch = append(e.batch, newScheduledSeq(r, n))
-		budget -= n
+		e.batch = append(e.batch, s)
+		budget -= n + s.spec
 	}
 	return budget
 }
@@ -47,7 +49,8 @@ func (e *engine) scheduleRunning(budget int) int {
 // whether r is still running. Victims come from the end of the running list,
 // past r, so none of them is already in this step's batch.
 func (e *engine) grow(r *request, n int) bool {
-	need := e.blocksFor(r.computed+n) - r.blocks
+	// Speculation can leave blocks ahead of the KV it kept; they are reused.
+	need := max(0, e.blocksFor(r.computed+n)-r.blocks)
 	for need > e.freeBlocks {
 		victim := e.running[len(e.running)-1]
 		e.preempt(victim)
@@ -64,15 +67,33 @@ func (e *engine) grow(r *request, n int) bool {
 // the first one that does not fit (FCFS: no overtaking), as vLLM does. With
 // ReserveFullISL the whole sequence must fit in the free blocks, though only
 // the first chunk's blocks are allocated now.
+//
+// Decode instances first run requests whose KV has arrived, and start a KV
+// transfer instead of admitting a request that must pull its prompt. With
+// LoRA a request whose adapter would exceed max_loras is skipped and the
+// next one considered, as vLLM does; skipped requests keep their place.
 func (e *engine) scheduleWaiting(budget int) {
-	for e.waiting.len() > 0 && budget > 0 && len(e.running) < e.p.MaxNumSeqs {
-		r := e.waiting.front()
+	budget = e.scheduleReady(budget)
+	e.lora.deferred = 0
+	for i := 0; i < e.waiting.len() && budget > 0 && len(e.running) < e.p.MaxNumSeqs; {
+		r := e.waiting.at(i)
+		if !e.lora.admissible(r) {
+			e.lora.deferred++
+			i++
+			continue
+		}
+		if r.remote {
+			if !e.startTransfer(i) {
+				return
+			}
+			continue
+		}
 		n := min(r.numTokens-r.cached, budget)
 		need := e.blocksFor(r.cached + n)
 		if need > e.freeBlocks || (e.p.ReserveFullISL && e.blocksFor(r.numTokens) > e.freeBlocks) {
 			return
 		}
-		e.waiting.popFront()
+		e.waiting.removeAt(i)
 		e.admit(r, need)
 		e.batch = append(e.batch, newScheduledSeq(r, n))
 		budget -= n
@@ -85,18 +106,33 @@ func (e *engine) admit(r *request, blocks int) {
 	e.freeBlocks -= blocks
 	r.blocks = blocks
 	r.computed = r.cached
-	// A preempted request's re-admission goes to counters vLLM does not
-	// export, so only the first admission is counted.
-	if e.p.PrefixCaching && !r.scheduled {
+	e.countPrefix(r)
+	e.enterRunning(r)
+}
+
+// countPrefix counts r's prefix-cache lookup once. A preempted request's
+// re-admission goes to counters vLLM does not export.
+func (e *engine) countPrefix(r *request) {
+	if r.prefixCounted {
+		return
+	}
+	r.prefixCounted = true
+	if e.p.PrefixCaching {
 		e.st.prefixQueries += int64(r.numTokens)
 		e.st.prefixHits += int64(r.cached)
 	}
+}
+
+// enterRunning appends r to the running batch; its first scheduling ends
+// the queue time vLLM reports.
+func (e *engine) enterRunning(r *request) {
 	wait := e.now - r.waitStart
 	r.totalWait += wait
 	if !r.scheduled {
 		r.scheduled, r.firstScheduled, r.queueTime = true, e.now, wait
 	}
 	e.running = append(e.running, r)
+	e.lora.enterRunning(r)
 }
 
 // preempt evicts v, the newest running request, by recompute: its blocks are
@@ -108,6 +144,7 @@ func (e *engine) admit(r *request, blocks int) {
 func (e *engine) preempt(v *request) {
 	usage := e.kvUsage()
 	e.running = e.running[:len(e.running)-1]
+	e.lora.leaveRunning(v)
 	e.freeBlocks += v.blocks
 	v.blocks, v.computed = 0, 0
 	v.preemptions++
@@ -160,6 +197,7 @@ func (e *engine) stepTime() time.Duration {
 		if s.prefill {
 			prefill += s.n
 		}
+		prefill += s.spec // verifying drafts costs like prefill tokens
 	}
 	return e.p.StepBase + time.Duration(len(e.batch))*e.p.StepPerSeq +
 		time.Duration(prefill)*e.p.StepPerPrefillToken
@@ -170,35 +208,46 @@ func (e *engine) stepTime() time.Duration {
 func (e *engine) finishStep() {
 	e.iterTokens = 0
 	for _, s := range e.batch {
+		if s.spec > 0 {
+			e.finishSpecSeq(s)
+			continue
+		}
 		s.r.computed += s.n
 		if s.r.computed == s.r.numTokens {
-			e.emitToken(s.r)
+			e.emitTokens(s.r, 1)
 		}
 	}
 	if e.iterTokens > 0 {
 		e.h.iteration.observe(float64(e.iterTokens))
 	}
 	e.removeFinished()
+	e.lora.record(e.now)
 	e.busy = false
 }
 
-// emitToken samples one output token for r and observes what vLLM observes
-// per token: TTFT for the first, inter-token latency for the rest.
-func (e *engine) emitToken(r *request) {
-	r.outputs++
-	r.numTokens++
-	e.st.generationTokens++
-	e.iterTokens++
+// emitTokens gives r up to m new output tokens in one output (m > 1 with
+// speculative decoding; tokens past the request's end are dropped) and
+// observes what vLLM observes per output: TTFT for the first, one
+// inter-token latency for each later output.
+func (e *engine) emitTokens(r *request, m int) {
+	m = min(m, r.target-r.outputs)
+	first := r.outputs == 0
+	r.outputs += m
+	r.numTokens += m
+	e.st.generationTokens += int64(m)
+	e.iterTokens += m
 	e.reportPreemptions(r)
-	if r.outputs == 1 {
+	if first {
+		e.lora.firstOutput(r)
 		r.firstToken = e.now
 		e.h.ttft.observe(seconds(e.now - r.arrival))
 		// vLLM counts the prompt once, in the iteration of the first token;
 		// iteration_tokens_total takes only the computed part, without
 		// prefix-cache hits.
 		e.st.promptTokens += int64(r.prompt)
-		e.st.cachedPromptTokens += int64(r.cached)
-		e.iterTokens += r.prompt - r.cached
+		e.st.cachedPromptTokens += int64(r.cached + r.external)
+		e.kv.extPromptTokens += int64(r.external)
+		e.iterTokens += r.prompt - r.cached - r.external
 	} else {
 		e.h.itl.observe(seconds(e.now - r.lastToken))
 	}
@@ -217,6 +266,7 @@ func (e *engine) emitToken(r *request) {
 // when a request finishes, aborts the engine core reports included.
 func (e *engine) finish(r *request) {
 	e.release(r)
+	e.expireOnFinish()
 	e.st.success[r.reason]++
 	e.observeFinished(r)
 	e.logCompleted(r)
@@ -238,6 +288,7 @@ func (e *engine) clientAbort(r *request) {
 // release frees r's blocks and counts it as completed in the truth.
 func (e *engine) release(r *request) {
 	r.done = true
+	e.lora.finished(r)
 	e.freeBlocks += r.blocks
 	r.blocks = 0
 	e.st.completed++
@@ -250,6 +301,9 @@ func (e *engine) logCompleted(r *request) {
 		Arrival: r.arrival, Finished: e.now, Wait: r.totalWait, QueueTime: r.queueTime,
 		E2E: e.now - r.arrival, PromptTokens: r.prompt, OutputTokens: r.outputs, Preemptions: r.preemptions,
 		Reason: reasonNames[r.reason], ClientAborted: r.clientAbort,
+	}
+	if e.lora.on && r.adapter >= 0 {
+		c.Adapter = e.lora.names[r.adapter]
 	}
 	if r.outputs > 0 {
 		c.TTFT = r.firstToken - r.arrival
@@ -276,7 +330,7 @@ func (e *engine) observeFinished(r *request) {
 	if r.setMax {
 		e.h.paramsMaxTokens.observe(float64(r.maxTokens))
 	}
-	e.h.prefillKV.observe(float64(r.prompt - r.cached))
+	e.h.prefillKV.observe(float64(r.prompt - r.cached - r.external))
 }
 
 // removeFinished drops finished requests from the running list, keeping the
@@ -286,6 +340,8 @@ func (e *engine) removeFinished() {
 	for _, r := range e.running {
 		if !r.done {
 			kept = append(kept, r)
+		} else {
+			e.lora.leaveRunning(r)
 		}
 	}
 	clear(e.running[len(kept):])

@@ -21,8 +21,11 @@ type serving struct {
 // Handler serves one instance: GET /metrics (the exposition, with
 // ContentType), GET /health (200, like vLLM's), and vLLM's sleep-mode
 // endpoints POST /sleep?level=1|2, POST /wake_up and GET /is_sleeping
-// (see Fleet.SetSleep), and POST /debug/wedge, which wedges the instance's
-// engines for good (see Fleet.Wedge). An index outside the fleet gets 404
+// (see Fleet.SetSleep), POST /debug/wedge, which wedges the instance's
+// engines for good (see Fleet.Wedge), POST /debug/kv-transfer-fail?count=N,
+// which fails a decode instance's next N KV transfers (Fleet.FailKVTransfers),
+// and POST /debug/kv-expire?count=N, which counts N expired KV leases on a
+// prefill instance (Fleet.ExpireKV). An index outside the fleet gets 404
 // for every path.
 func (f *Fleet) Handler(instance int) http.Handler {
 	mux := http.NewServeMux()
@@ -58,6 +61,12 @@ func (f *Fleet) Handler(instance int) http.Handler {
 	mux.HandleFunc("POST /debug/wedge", func(w http.ResponseWriter, _ *http.Request) {
 		writeSleepError(w, f.Wedge(instance))
 	})
+	mux.HandleFunc("POST /debug/kv-transfer-fail", func(w http.ResponseWriter, r *http.Request) {
+		withCount(w, r, func(n int) error { return f.FailKVTransfers(instance, n) })
+	})
+	mux.HandleFunc("POST /debug/kv-expire", func(w http.ResponseWriter, r *http.Request) {
+		withCount(w, r, func(n int) error { return f.ExpireKV(instance, n) })
+	})
 	mux.HandleFunc("GET /is_sleeping", func(w http.ResponseWriter, _ *http.Request) {
 		asleep, err := f.Sleeping(instance)
 		if err != nil {
@@ -68,6 +77,20 @@ func (f *Fleet) Handler(instance int) http.Handler {
 		_, _ = fmt.Fprintf(w, `{"is_sleeping":%t}`, asleep)
 	})
 	return mux
+}
+
+// withCount runs apply with the request's count parameter (1 when absent)
+// and writes its error as a status.
+func withCount(w http.ResponseWriter, r *http.Request, apply func(int) error) {
+	n := 1
+	if s := r.URL.Query().Get("count"); s != "" {
+		var err error
+		if n, err = strconv.Atoi(s); err != nil || n < 1 {
+			http.Error(w, "count must be a whole number ≥ 1", http.StatusBadRequest)
+			return
+		}
+	}
+	writeSleepError(w, apply(n))
 }
 
 // writeSleepError maps a SetSleep error to a status; nil writes 200.

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"slices"
 	"time"
 )
 
@@ -41,7 +42,8 @@ type CompletedRequest struct {
 	PromptTokens     int
 	OutputTokens     int
 	Preemptions      int
-	Reason           string // finished_reason: stop, length or abort
+	Reason           string // finished_reason: stop, length, abort or error
+	Adapter          string // LoRA adapter, "" without LoRA
 	// ClientAborted: the client disconnected (Reason "abort"). vLLM records
 	// no finished-request metric for it: no request_success, no e2e, queue
 	// or inference time. TTFT is zero when it left before its first token.
@@ -86,6 +88,39 @@ type EngineState struct {
 	// time they are the time-average lengths.
 	WaitingIntegral, RunningIntegral float64
 	Busy                             time.Duration // simulated time spent executing steps
+
+	// FinishedByReason counts requests by the finished_reason that
+	// request_success_total shows them with (client aborts, which reach no
+	// finished metric, are not here).
+	FinishedByReason map[string]int64
+
+	// Prefix cache, in tokens, as prefix_cache_queries_total and
+	// prefix_cache_hits_total show them; the external ones are the KV
+	// connector's (external_prefix_cache_*_total): on a decode instance,
+	// prompt tokens not found locally, and those pulled over NIXL.
+	PrefixQueries, PrefixHits                 int64
+	ExternalPrefixQueries, ExternalPrefixHits int64
+
+	// Speculative decoding (vllm:spec_decode_*): drafts verified, draft
+	// tokens, accepted tokens, and accepted tokens per draft position.
+	SpecDrafts, SpecDraftTokens, SpecAcceptedTokens int64
+	SpecAcceptedPerPos                              []int64
+
+	// LoRA: the adapters of running and of waiting requests (sorted,
+	// distinct) and max_loras; nil and 0 without LoRA.
+	LoRARunning, LoRAWaiting []string
+	MaxLoRAs                 int
+
+	// Disaggregation: the instance's role and its NIXL totals. KVTransfers
+	// counts transfers that delivered (nixl_xfer_time_seconds_count),
+	// KVTransferFailures those that failed (nixl_num_failed_transfers_total),
+	// KVBytes the bytes delivered (nixl_bytes_transferred_sum);
+	// KVNotificationFailures and KVExpired are
+	// nixl_num_failed_notifications_total and nixl_num_kv_expired_reqs_total.
+	Role                                       string
+	KVTransfers, KVTransferFailures            int64
+	KVNotificationFailures, KVExpired, KVBytes int64
+	KVTransferring                             int // requests pulling KV now (part of Waiting)
 }
 
 // Snapshot is the state of every engine, in fleet order (instances in
@@ -100,7 +135,7 @@ type Snapshot struct {
 func (e *engine) state() EngineState {
 	s := EngineState{
 		Instance: e.instance, Engine: e.rank, Model: e.model, Generation: e.gen,
-		Waiting: e.waiting.len(), Running: len(e.running),
+		Waiting: e.numWaiting(), Running: len(e.running),
 		KVBlocksUsed: e.usedBlocks(), KVBlocksTotal: e.p.NumGPUBlocks,
 		ArrivalRate: e.rate * e.profile.factor(e.now),
 		Arrivals:    e.st.arrivals, Rejected: e.st.rejected, Completed: e.st.completed, Aborted: e.st.aborted,
@@ -113,5 +148,28 @@ func (e *engine) state() EngineState {
 	if e.wedged {
 		s.WedgedAt = e.wedgeAt
 	}
+	e.featureState(&s)
 	return s
+}
+
+// featureState fills the truth of finish reasons, prefix caches,
+// speculative decoding, LoRA and disaggregation.
+func (e *engine) featureState(s *EngineState) {
+	s.FinishedByReason = map[string]int64{}
+	for r, n := range e.st.success {
+		if n > 0 {
+			s.FinishedByReason[reasonNames[r]] = n
+		}
+	}
+	s.PrefixQueries, s.PrefixHits = e.st.prefixQueries, e.st.prefixHits
+	s.ExternalPrefixQueries, s.ExternalPrefixHits = e.kv.extQueries, e.kv.extHits
+	s.SpecDrafts, s.SpecDraftTokens, s.SpecAcceptedTokens = e.spec.drafts, e.spec.draftTokens, e.spec.accepted
+	s.SpecAcceptedPerPos = slices.Clone(e.spec.perPos)
+	if e.lora.on {
+		s.LoRARunning, s.LoRAWaiting, s.MaxLoRAs = e.lora.runningNames(), e.waitingNames(), e.lora.max
+	}
+	s.Role = e.kv.role
+	s.KVTransfers, s.KVTransferFailures, s.KVBytes = e.kv.transfers, e.kv.failures, e.kv.bytes
+	s.KVNotificationFailures, s.KVExpired = e.kv.notifFailures, e.kv.expired
+	s.KVTransferring = len(e.kv.xfers)
 }
