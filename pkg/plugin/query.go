@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
+	"github.com/inferops/vllm-datasource/pkg/failure"
 )
 
 // QueryData answers each query on its own: one bad query never fails the
@@ -16,12 +18,12 @@ func (d *Datasource) QueryData(ctx context.Context, req *backend.QueryDataReques
 
 func (d *Datasource) queryData(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
 	if d.settingsErr != nil {
-		return allFailed(req, d.settingsErr.Error()), nil
+		return allFailed(req, failure.InvalidInput, d.settingsErr.Error()), nil
 	}
 	ctx, done, ok := d.life.begin(ctx)
 	defer done()
 	if !ok {
-		return allFailed(req, errDisposed.Error()), nil
+		return allFailed(req, failure.Canceled, errDisposed.Error()), nil
 	}
 	resp := d.executor.QueryData(ctx, req)
 	if disposedBy(ctx) {
@@ -29,19 +31,19 @@ func (d *Datasource) queryData(ctx context.Context, req *backend.QueryDataReques
 		// rather than "context canceled".
 		for ref, r := range resp.Responses {
 			if r.Error != nil {
-				resp.Responses[ref] = backend.ErrDataResponseWithSource(backend.StatusBadRequest, backend.ErrorSourceDownstream,
-					"query "+ref+": "+errDisposed.Error())
+				resp.Responses[ref] = failure.Of(failure.Canceled).DataResponse("query " + ref + ": " + errDisposed.Error())
 			}
 		}
 	}
 	return resp, nil
 }
 
-// allFailed answers every query of the request with the same downstream error.
-func allFailed(req *backend.QueryDataRequest, msg string) *backend.QueryDataResponse {
+// allFailed answers every query of the request with the same error, of
+// kind k in the one error map (pkg/failure).
+func allFailed(req *backend.QueryDataRequest, k failure.Kind, msg string) *backend.QueryDataResponse {
 	resp := backend.NewQueryDataResponse()
 	for _, q := range req.Queries {
-		resp.Responses[q.RefID] = backend.ErrDataResponseWithSource(backend.StatusBadRequest, backend.ErrorSourceDownstream, msg)
+		resp.Responses[q.RefID] = failure.Of(k).DataResponse(msg)
 	}
 	return resp
 }

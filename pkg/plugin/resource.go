@@ -7,6 +7,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/resource/httpadapter"
 
+	"github.com/inferops/vllm-datasource/pkg/failure"
 	"github.com/inferops/vllm-datasource/pkg/resources"
 )
 
@@ -15,13 +16,17 @@ import (
 func (d *Datasource) CallResource(ctx context.Context, req *backend.CallResourceRequest, sender backend.CallResourceResponseSender) error {
 	sender = d.redact.sender(sender)
 	if d.settingsErr != nil {
-		return sender.Send(&backend.CallResourceResponse{Status: http.StatusBadRequest,
+		invalid := failure.Of(failure.InvalidInput)
+		invalid.Record(ctx)
+		return sender.Send(&backend.CallResourceResponse{Status: invalid.HTTPStatus(),
 			Headers: map[string][]string{"Content-Type": {"application/json"}},
 			Body:    []byte(`{"error":"data source settings are invalid; open the data source and press Save & test"}`)})
 	}
 	ctx, done, ok := d.life.begin(ctx)
 	defer done()
 	if !ok {
+		// Not the error map's Canceled: 503 tells the browser to retry,
+		// and the replacing instance will answer.
 		return sender.Send(&backend.CallResourceResponse{Status: http.StatusServiceUnavailable,
 			Headers: map[string][]string{"Content-Type": {"application/json"}},
 			Body:    []byte(`{"error":"` + errDisposed.Error() + `"}`)})

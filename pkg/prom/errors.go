@@ -8,12 +8,12 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 )
 
 // ErrorKind says what went wrong talking to Prometheus, in terms an
-// operator can act on.
+// operator can act on. Who must act (plugin or downstream) and the status
+// each kind is answered with are decided in one place, pkg/failure.
 type ErrorKind string
 
 // Error kinds, from the network up.
@@ -44,11 +44,6 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
-
-// Source classifies the error for Grafana: every kind is a failure of the
-// system we query or of the query itself, so all are downstream; a bug of
-// ours never reaches this type.
-func (e *Error) Source() backend.ErrorSource { return backend.ErrorSourceDownstream }
 
 // KindOf returns the kind of a classified error, or "" for anything else.
 func KindOf(err error) ErrorKind {

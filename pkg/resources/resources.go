@@ -7,15 +7,14 @@ package resources
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"sort"
 	"time"
 
 	"github.com/prometheus/common/model"
 
+	"github.com/inferops/vllm-datasource/pkg/failure"
 	"github.com/inferops/vllm-datasource/pkg/models"
-	"github.com/inferops/vllm-datasource/pkg/prom"
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
@@ -62,7 +61,7 @@ func (h *Handler) list(label func(models.Settings) string) http.HandlerFunc {
 		now := h.Now()
 		vals, err := h.Prom.LabelValues(r.Context(), label(h.Settings), sel, now.Add(-Lookback), now)
 		if err != nil {
-			writeJSON(w, statusFor(err), map[string]string{"error": err.Error()})
+			writeError(w, r, err)
 			return
 		}
 		sort.Strings(vals)
@@ -91,7 +90,7 @@ func (h *Handler) instances(w http.ResponseWriter, r *http.Request) {
 	}
 	vec, _, err := h.Prom.Query(r.Context(), b.RecentIdentities(filters(r), "1h"), h.Now())
 	if err != nil {
-		writeJSON(w, statusFor(err), map[string]string{"error": err.Error()})
+		writeError(w, r, err)
 		return
 	}
 	vals := []string{}
@@ -116,13 +115,12 @@ func nonEmpty(vs []string) []string {
 	return out
 }
 
-// statusFor maps Prometheus failures onto gateway statuses.
-func statusFor(err error) int {
-	var pe *prom.Error
-	if errors.As(err, &pe) && pe.Kind == prom.KindTimeout {
-		return http.StatusGatewayTimeout
-	}
-	return http.StatusBadGateway
+// writeError answers a failed lookup with the status of the one error map
+// (pkg/failure) and records its error source for the SDK.
+func writeError(w http.ResponseWriter, r *http.Request, err error) {
+	c := failure.Classify(err)
+	c.Record(r.Context())
+	writeJSON(w, c.HTTPStatus(), map[string]string{"error": err.Error()})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
