@@ -1,4 +1,4 @@
-import { normalizeVariableQuery } from './variables';
+import { normalizeVariableQuery } from './variableQuery';
 
 describe('normalizeVariableQuery', () => {
   it.each([

@@ -9,16 +9,7 @@ import {
 import { Observable, from, map } from 'rxjs';
 
 import { VariableQueryEditor } from './components/VariableQueryEditor';
-import type { DataSource } from './datasource';
-import {
-  DEFAULT_VARIABLE_QUERY,
-  VllmDataSourceOptions,
-  VllmQuery,
-  VllmVariableQuery,
-  VllmVariableResource,
-} from './types';
-
-const RESOURCES: VllmVariableResource[] = ['models', 'instances', 'engines', 'clusters', 'namespaces'];
+import { DEFAULT_VARIABLE_QUERY, VllmDataSourceOptions, VllmQuery, VllmResourceApi, VllmVariableQuery } from './types';
 
 /**
  * Query variables list models, instances or engines from the backend's resource routes, not from a data query:
@@ -38,7 +29,7 @@ export class VllmVariableSupport extends CustomVariableSupport<
     QueryEditorProps<BaseDataSource, VllmQuery, VllmDataSourceOptions, VllmVariableQuery>
   >;
 
-  constructor(private readonly datasource: DataSource) {
+  constructor(private readonly datasource: VllmResourceApi) {
     super();
   }
 
@@ -56,19 +47,4 @@ export class VllmVariableSupport extends CustomVariableSupport<
       map((values) => ({ data: values }))
     );
   }
-}
-
-/**
- * Accepts whatever Grafana stores as a variable's query: our object, nothing (a new variable), or a string (a
- * variable created by hand or provisioned as "instances"); unknown input lists models.
- */
-export function normalizeVariableQuery(query: VllmVariableQuery | string | undefined | null): VllmVariableQuery {
-  if (typeof query === 'string') {
-    const resource = RESOURCES.find((r) => r === query.trim());
-    return { ...DEFAULT_VARIABLE_QUERY, resource: resource ?? 'models' };
-  }
-  if (!query || !RESOURCES.includes(query.resource)) {
-    return { ...DEFAULT_VARIABLE_QUERY, ...query, resource: 'models' };
-  }
-  return query;
 }

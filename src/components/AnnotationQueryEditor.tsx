@@ -1,11 +1,9 @@
 import React from 'react';
-import { QueryEditorProps } from '@grafana/data';
 
-import type { DataSource } from '../datasource';
-import { VllmDataSourceOptions, VllmQuery } from '../types';
+import { VllmQueryEditorProps } from '../types';
 import { QueryEditor } from './QueryEditor';
 
-type Props = QueryEditorProps<DataSource, VllmQuery, VllmDataSourceOptions>;
+type Props = VllmQueryEditorProps;
 
 /**
  * The annotation query editor is the query editor in annotation mode. Grafana fills a new annotation's query from

@@ -1,13 +1,11 @@
 import React from 'react';
-import { QueryEditorProps } from '@grafana/data';
 import { InlineField, InlineFieldRow, RadioButtonGroup, Stack } from '@grafana/ui';
 
-import type { DataSource } from '../datasource';
-import { VllmDataSourceOptions, VllmQuery, VllmVariableQuery, VllmVariableResource } from '../types';
-import { normalizeVariableQuery } from '../variables';
+import { VllmQueryEditorProps, VllmVariableQuery, VllmVariableResource } from '../types';
+import { normalizeVariableQuery } from '../variableQuery';
 import { FilterField } from './query/FilterField';
 
-type Props = QueryEditorProps<DataSource, VllmQuery, VllmDataSourceOptions, VllmVariableQuery>;
+type Props = VllmQueryEditorProps<VllmVariableQuery>;
 
 const RESOURCE_OPTIONS: Array<{ value: VllmVariableResource; label: string; description: string }> = [
   { value: 'models', label: 'Models', description: 'Every served model' },

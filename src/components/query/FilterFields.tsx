@@ -1,14 +1,14 @@
 import React from 'react';
 import { InlineFieldRow } from '@grafana/ui';
 
-import type { DataSource } from '../../datasource';
 import { QueryErrors } from '../../queryValidation';
+import { VllmResourceApi } from '../../types';
 import { FilterField } from './FilterField';
 
 export type FilterKey = 'models' | 'instances' | 'engines';
 
 interface Props {
-  datasource: DataSource;
+  datasource: VllmResourceApi;
   /** Which filters the query type takes (GPU queries only filter by instance). */
   show: FilterKey[];
   models?: string[];
