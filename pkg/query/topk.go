@@ -35,6 +35,7 @@ func (p *plan) topk(ctx context.Context) (data.Frames, error) {
 	if err != nil {
 		return nil, err
 	}
+	rankExpr, ruleNotes := p.topkRanking(ctx, rankExpr, promDuration(max(p.iv.Range, p.iv.Step).Round(p.iv.Step)), promDuration(p.iv.Step))
 	vec, warn, err := p.memo.instantQuery(ctx, rankExpr, p.iv.End, p.iv.Step)
 	if err != nil {
 		return nil, err
@@ -50,6 +51,7 @@ func (p *plan) topk(ctx context.Context) (data.Frames, error) {
 	if err != nil {
 		return nil, err
 	}
+	seriesExpr = p.topkSeries(ctx, seriesExpr, instances(top))
 	m, warn2, err := p.memo.rangeQuery(ctx, seriesExpr, p.rng())
 	if err != nil {
 		return nil, err
@@ -57,13 +59,13 @@ func (p *plan) topk(ctx context.Context) (data.Frames, error) {
 	values, info := p.split(m, top)
 	out := frames.TimeSeries(values, frames.SeriesOptions{Unit: rankUnits[p.q.RankBy], Legend: p.q.Legend,
 		GroupLabels: p.b.GroupLabels(p.q.Grouping), Executed: frames.Executed(rankExpr+"\n"+seriesExpr, p.iv.Step),
-		Notices: append(append(append(p.notices, warningNotices(warn)...), warningNotices(warn2)...), rankNotices...)})
+		Notices: append(append(append(append(append([]data.Notice{}, p.notices...), ruleNotes...), warningNotices(warn)...), warningNotices(warn2)...), rankNotices...)})
 	if p.q.AsSeries {
 		return out, nil
 	}
 	rows, gpuNotices := p.gpuColumns(ctx, p.e, p.rows(top, info))
 	table := frames.RankTable(rows, p.q.Grouping == models.GroupInstanceEngine, p.q.RankBy, rankUnits[p.q.RankBy], frames.Executed(rankExpr, p.iv.Step))
-	table.Meta.Notices = append(gpuNotices, rankNotices...)
+	table.Meta.Notices = append(append(gpuNotices, ruleNotes...), rankNotices...)
 	if p.q.Format == "table" {
 		return data.Frames{table}, nil
 	}

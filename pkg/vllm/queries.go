@@ -146,6 +146,11 @@ func (b Builder) TopKRanking(rankBy, aggregation string, k int, g models.Groupin
 	if err != nil {
 		return "", err
 	}
+	return topKRanking(x, aggregation, k, rng, step)
+}
+
+// topKRanking ranks the per-group expression x (see TopKRanking).
+func topKRanking(x, aggregation string, k int, rng, step string) (string, error) {
 	switch aggregation {
 	case "max", "avg":
 		return fmt.Sprintf("topk(%d, %s_over_time((%s)[%s:%s]))", k, aggregation, x, rng, step), nil
@@ -164,6 +169,12 @@ func (b Builder) TopKSeries(rankBy string, g models.Grouping, f models.Filters, 
 	if err != nil {
 		return "", err
 	}
+	return b.topKSeries(x, g, f), nil
+}
+
+// topKSeries tags the ranked expression x (filtered to the ranked
+// instances) and the engine count (see TopKSeries).
+func (b Builder) topKSeries(x string, g models.Grouping, f models.Filters) string {
 	engines := agg("count", append(b.GroupLabels(g), "model_name"), b.union(Running, f, ""))
-	return or([]string{tag(x, "value"), tag(engines, "engines")}), nil
+	return or([]string{tag(x, "value"), tag(engines, "engines")})
 }

@@ -6,6 +6,7 @@ import { DEFAULT_SETTINGS, VllmDataSourceOptions, VllmSecureJsonData } from '../
 import { isValidDuration } from '../../validation';
 import { ConcurrencySetting } from './ConcurrencySetting';
 import { IncrementalSetting } from './IncrementalSetting';
+import { RulesSetting } from './RulesSetting';
 import { TextSettingField } from './TextSettingField';
 
 type Props = Pick<
@@ -20,7 +21,9 @@ function hasTuning(jsonData: VllmDataSourceOptions): boolean {
   return (
     jsonData.maxConcurrentQueries !== undefined ||
     jsonData.incrementalQuerying !== undefined ||
-    jsonData.incrementalQueryOverlapWindow !== undefined
+    jsonData.incrementalQueryOverlapWindow !== undefined ||
+    jsonData.recordingRules !== undefined ||
+    jsonData.rulePrefix !== undefined
   );
 }
 
@@ -55,12 +58,13 @@ export function QuerySettings({ options, onOptionsChange }: Props) {
       />
       <ConfigSubSection
         title="Load on Prometheus"
-        description="Concurrency and incremental querying; the defaults suit most fleets."
+        description="Concurrency, incremental querying and recording rules; the defaults suit most fleets."
         isCollapsible
         isInitiallyOpen={hasTuning(jsonData)}
       >
         <ConcurrencySetting options={options} onOptionsChange={onOptionsChange} />
         <IncrementalSetting options={options} onOptionsChange={onOptionsChange} />
+        <RulesSetting options={options} onOptionsChange={onOptionsChange} />
       </ConfigSubSection>
     </ConfigSection>
   );

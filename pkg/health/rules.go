@@ -1,0 +1,60 @@
+package health
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/inferops/vllm-datasource/pkg/models"
+	"github.com/inferops/vllm-datasource/pkg/vllm"
+)
+
+// rulesNote says whether the shipped recording rules are there, how many
+// of their series and how often they are evaluated, and when the data
+// source cannot use them. A failed lookup leaves the note out: the rules
+// are an optimisation, never a reason to fail health.
+func rulesNote(ctx context.Context, p Prometheus, s models.Settings, now time.Time) string {
+	if !s.RecordingRules {
+		return "" // turned off on purpose: nothing to say
+	}
+	b := builder(s)
+	names, err := p.MetricNames(ctx, b.RuleNameSelector(s.RulePrefix), now.Add(-lookback), now)
+	if err != nil {
+		return ""
+	}
+	rs := vllm.RuleSet{Prefix: s.RulePrefix, Present: map[string]bool{}}
+	all := vllm.RuleNames(s.RulePrefix)
+	for _, n := range names {
+		rs.Present[n] = true
+	}
+	n := 0
+	for _, name := range all {
+		if rs.Present[name] {
+			n++
+		}
+	}
+	if n == 0 {
+		return fmt.Sprintf(". Recording rules: not found (no %s… series): the plugin queries raw series; load %s to make big dashboards cheap",
+			s.RulePrefix, "deploy/prometheus/rules/vllm-recording.rules.yml")
+	}
+	return fmt.Sprintf(". Recording rules: %d of %d present%s", n, len(all), rulesEvery(ctx, p, b, rs, now))
+}
+
+// rulesEvery is ", every 30s", or why the rules cannot be used.
+func rulesEvery(ctx context.Context, p Prometheus, b vllm.Builder, rs vllm.RuleSet, now time.Time) string {
+	for _, name := range vllm.RuleDiscoveryNames(rs.Prefix) {
+		if !rs.Present[name] {
+			continue
+		}
+		iv, err := b.RuleInterval(ctx, vllm.FirstValue(p.Query), name, now)
+		if err != nil || iv == 0 {
+			return " (their evaluation interval could not be measured: no recent evaluations; the plugin queries raw series)"
+		}
+		rs.Interval = iv
+		if why := b.RuleEligible(rs, vllm.RuleQuestion{Step: iv, Grouping: models.GroupNone}); why != "" {
+			return fmt.Sprintf(", every %s, but not used: %s", vllm.ShortDuration(iv), why)
+		}
+		return ", every " + vllm.ShortDuration(iv)
+	}
+	return ""
+}

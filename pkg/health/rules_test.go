@@ -1,0 +1,74 @@
+package health
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/stretchr/testify/require"
+
+	"github.com/inferops/vllm-datasource/pkg/models"
+	"github.com/inferops/vllm-datasource/pkg/vllm"
+)
+
+// ruleStore has the recorded names given, evaluated every `every` at a
+// phase of 7s, as a Prometheus rule group is.
+type ruleStore struct {
+	names []string
+	every time.Duration
+}
+
+func (ruleStore) Host() string { return "prom" }
+func (ruleStore) BuildInfo(context.Context) (v1.BuildinfoResult, error) {
+	return v1.BuildinfoResult{}, nil
+}
+func (r ruleStore) MetricNames(_ context.Context, sel string, _, _ time.Time) ([]string, error) {
+	if !strings.Contains(sel, "engine:") {
+		return nil, nil
+	}
+	return r.names, nil
+}
+func (r ruleStore) Query(_ context.Context, expr string, ts time.Time) (model.Vector, []string, error) {
+	if r.every == 0 || !strings.HasPrefix(expr, "max(timestamp(") {
+		return nil, nil, nil
+	}
+	phase := 7 * time.Second
+	last := ts.Add(-phase).Truncate(r.every).Add(phase)
+	return model.Vector{{Value: model.SampleValue(float64(last.UnixMilli()) / 1000), Timestamp: model.TimeFromUnixNano(ts.UnixNano())}}, nil, nil
+}
+
+func TestRulesNote(t *testing.T) {
+	all := vllm.RuleNames("engine:")
+	on := models.Settings{InstanceLabel: "instance", MetricPrefix: "vllm:", RecordingRules: true, RulePrefix: "engine:"}
+	off := on
+	off.RecordingRules = false
+	byJob := on
+	byJob.Selector = []*labels.Matcher{labels.MustNewMatcher(labels.MatchEqual, "job", "vllm")}
+	tests := []struct {
+		name  string
+		store ruleStore
+		s     models.Settings
+		want  string
+	}{
+		{"all present", ruleStore{all, 30 * time.Second}, on, ". Recording rules: 53 of 53 present, every 30s"},
+		{"some present", ruleStore{all[:12], time.Minute}, on, ". Recording rules: 12 of 53 present, every 1m"},
+		{"none", ruleStore{nil, 0}, on, "Recording rules: not found (no engine:… series): the plugin queries raw series; load deploy/prometheus/rules/vllm-recording.rules.yml"},
+		{"no recent evaluation", ruleStore{all, 0}, on, "could not be measured"},
+		{"a selector on a label the rules drop", ruleStore{all, 30 * time.Second}, byJob, "every 30s, but not used: the recorded series do not keep the label job"},
+		{"turned off", ruleStore{all, 30 * time.Second}, off, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := rulesNote(context.Background(), tt.store, tt.s, time.Unix(1_800_000_000, 0))
+			if tt.want == "" {
+				require.Empty(t, got)
+				return
+			}
+			require.Contains(t, got, tt.want)
+		})
+	}
+}

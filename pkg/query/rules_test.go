@@ -1,0 +1,129 @@
+package query_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+	"github.com/stretchr/testify/require"
+
+	"github.com/inferops/vllm-datasource/pkg/models"
+	"github.com/inferops/vllm-datasource/pkg/prom"
+	"github.com/inferops/vllm-datasource/pkg/query"
+	"github.com/inferops/vllm-datasource/pkg/vllm"
+)
+
+// ruleProm is a store with vLLM's series and, from since on, the shipped
+// recording rules evaluated every 30s on the minute's half; it records the
+// range expressions it is asked.
+type ruleProm struct {
+	since time.Time
+	mu    sync.Mutex
+	asked []string
+	names int // rule-name listings
+}
+
+func (p *ruleProm) MetricNames(_ context.Context, sel string, _, _ time.Time) ([]string, error) {
+	if strings.Contains(sel, "engine:") {
+		p.mu.Lock()
+		p.names++
+		p.mu.Unlock()
+		return vllm.RuleNames("engine:"), nil
+	}
+	return []string{"vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:time_to_first_token_seconds_bucket",
+		"vllm:time_to_first_token_seconds_sum", "vllm:time_to_first_token_seconds_count"}, nil
+}
+
+func (p *ruleProm) Query(_ context.Context, expr string, ts time.Time) (model.Vector, []string, error) {
+	one := func(v float64) model.Vector { return model.Vector{{Value: model.SampleValue(v)}} }
+	switch {
+	case ts.Before(p.since), strings.Contains(expr, `pod!=""`):
+		return nil, nil, nil
+	case strings.HasPrefix(expr, "max(timestamp("):
+		return one(float64(ts.Truncate(30 * time.Second).Unix())), nil, nil
+	case strings.HasPrefix(expr, "count(engine:"):
+		return one(4), nil, nil
+	}
+	return nil, nil, nil
+}
+
+func (p *ruleProm) QueryRange(_ context.Context, expr string, _ v1.Range) (prom.Matrix, []string, error) {
+	p.mu.Lock()
+	p.asked = append(p.asked, expr)
+	p.mu.Unlock()
+	return nil, nil, nil
+}
+
+func (p *ruleProm) exprs() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return strings.Join(p.asked, "\n")
+}
+
+func TestRulePlanning(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	wait := `{"queryType":"waitTime","family":"ttft","quantiles":[0.99],"grouping":"model"}`
+	tests := []struct {
+		name, settings, query string
+		step                  time.Duration
+		rulesSince            time.Duration // before now
+		want, notWant         string
+		notice                bool
+	}{
+		{"step of the interval, 1m window", `{}`, wait, 30 * time.Second, 2 * time.Hour,
+			"histogram_quantile(0.99, sum by (le, model_name) (engine:vllm_time_to_first_token_seconds_bucket:rate1m))", "rate(vllm:", true},
+		{"step not a multiple of 30s", `{}`, wait, 15 * time.Second, 2 * time.Hour, "rate(vllm:time_to_first_token_seconds_bucket[60s])", "engine:", false},
+		{"turned off", `{"recordingRules":false}`, wait, 30 * time.Second, 2 * time.Hour, "rate(vllm:", "engine:", false},
+		{"range starts before the rules", `{}`, wait, 30 * time.Second, 30 * time.Minute, "rate(vllm:", "engine:", false},
+		{"a renamed group", `{"rulePrefix":"fleet:"}`, wait, 30 * time.Second, 2 * time.Hour, "rate(vllm:", "engine:", false},
+		{"topK by waiting", `{}`, `{"queryType":"topk","rankBy":"waiting","grouping":"instance"}`, 30 * time.Second, 2 * time.Hour,
+			`label_replace(sum by (instance) (engine:vllm_num_requests_waiting:sum{instance=`, "sum by (instance) (vllm:num_requests_waiting", true},
+		{"topK by KV usage stays raw", `{}`, `{"queryType":"topk","rankBy":"kv_usage","grouping":"instance"}`, 30 * time.Second, 2 * time.Hour,
+			"avg by (instance) (", "engine:", false},
+		{"queue running and waiting", `{}`, `{"queryType":"queue","grouping":"instance"}`, 30 * time.Second, 2 * time.Hour,
+			"sum by (instance) (engine:vllm_num_requests_waiting:sum)", "(vllm:num_requests_running)", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fp := &ruleProm{since: now.Add(-tt.rulesSince)}
+			s, err := models.LoadSettings(context.Background(), backend.DataSourceInstanceSettings{URL: "http://prom:9090", JSONData: []byte(tt.settings)})
+			require.NoError(t, err)
+			e := &query.Executor{Prom: fp, Settings: s, Detector: query.NewDetector(fp, s.MetricPrefix, func() time.Time { return now }),
+				Now: func() time.Time { return now }}
+			q := dq("A", tt.query, now.Add(-time.Hour), now)
+			q.Interval = tt.step
+			r := run(t, e, q).Responses["A"]
+			require.NoError(t, r.Error)
+			require.Contains(t, fp.exprs(), tt.want)
+			require.NotContains(t, fp.exprs(), tt.notWant)
+			if tt.notice {
+				require.Contains(t, noticeTexts(r.Frames), "Answered from recording rules (engine:…, every 30s)")
+			} else {
+				require.NotContains(t, noticeTexts(r.Frames), "recording rules")
+			}
+		})
+	}
+}
+
+// TestRuleDiscoveryIsCached: the rule names are listed once per RulesTTL,
+// not per query, and not at all with recordingRules off.
+func TestRuleDiscoveryIsCached(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	fp := &ruleProm{since: now.Add(-2 * time.Hour)}
+	d := query.NewRuleDiscovery(fp, vllm.Builder{}, "engine:", func() time.Time { return now })
+	for range 3 {
+		rs := d.Get(context.Background())
+		require.Equal(t, 30*time.Second, rs.Interval)
+		require.Len(t, rs.Present, 53)
+		require.False(t, rs.PodSeries)
+	}
+	require.Equal(t, 1, fp.names)
+	d.Invalidate()
+	d.Get(context.Background())
+	require.Equal(t, 2, fp.names)
+}

@@ -1,0 +1,371 @@
+package vllm
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/inferops/vllm-datasource/pkg/models"
+)
+
+// This file is the catalogue of the recording rules the plugin ships
+// (deploy/prometheus/rules/vllm-recording.rules.yml) and the planner that
+// rewrites a query onto them when they answer the same question.
+
+// RuleWindows are the rate windows the rule file records, by name suffix.
+var RuleWindows = map[string]time.Duration{"rate1m": time.Minute, "rate5m": 5 * time.Minute}
+
+// ruleLatency are the latency histograms the rule file records, with the
+// name they are recorded under (ITL under its V1 name for both generations).
+var ruleLatency = []struct {
+	Key  SignalKey
+	Name string
+}{
+	{QueueTime, "request_queue_time_seconds"}, {TTFT, "time_to_first_token_seconds"},
+	{ITL, "inter_token_latency_seconds"}, {E2E, "e2e_request_latency_seconds"},
+	{PrefillTime, "request_prefill_time_seconds"}, {DecodeTime, "request_decode_time_seconds"},
+	{InferenceTime, "request_inference_time_seconds"},
+}
+
+// ruleGauges are the load group's gauges, recorded once per evaluation.
+var ruleGauges = map[SignalKey]string{
+	Running: "num_requests_running:sum", Waiting: "num_requests_waiting:sum", KVUsage: "kv_cache_usage_perc:max",
+}
+
+// ruleCounters are the load group's rates, one per window.
+var ruleCounters = []string{"prompt_tokens", "generation_tokens", "request_success", "num_preemptions"}
+
+// RuleNames are every recorded series name the rule file defines under
+// the prefix ("engine:" unless the group was renamed), sorted.
+func RuleNames(prefix string) []string {
+	var out []string
+	for w := range RuleWindows {
+		for _, h := range ruleLatency {
+			for _, s := range []string{"_bucket", "_count", "_sum"} {
+				out = append(out, prefix+"vllm_"+h.Name+s+":"+w)
+			}
+		}
+		for _, c := range ruleCounters {
+			out = append(out, prefix+"vllm_"+c+":"+w)
+		}
+	}
+	for _, g := range ruleGauges {
+		out = append(out, prefix+"vllm_"+g)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// RuleKeptLabels are the labels a recorded series keeps (besides le on
+// buckets and finished_reason on request_success): the rule file sums
+// every other label away. Servers with a pod label keep pod and lose
+// instance; the others keep instance.
+var RuleKeptLabels = []string{"cluster", "namespace", "pod", "instance", "model_name", "engine"}
+
+// RuleSet is what discovery found of the recording rules on one data source.
+type RuleSet struct {
+	// Prefix is the rule group's name prefix ("engine:").
+	Prefix string
+	// Present are the recorded names that have series.
+	Present map[string]bool
+	// Interval is the evaluation interval, from the samples' spacing; zero
+	// when it could not be measured (then no query is planned on rules).
+	Interval time.Duration
+	// PodSeries: some recorded series carry a pod label, so they have no
+	// instance label and cannot answer a grouping or filter by instance.
+	PodSeries bool
+}
+
+// Found reports whether any recorded series exists.
+func (r RuleSet) Found() bool { return len(r.Present) > 0 }
+
+// RuleDiscoveryNames are the recorded names whose samples' spacing gives
+// the evaluation interval, in order of preference: first the small ones
+// (one series per engine), then every other.
+func RuleDiscoveryNames(prefix string) []string {
+	return append([]string{prefix + "vllm_num_requests_running:sum", prefix + "vllm_request_queue_time_seconds_count:rate1m",
+		prefix + "vllm_time_to_first_token_seconds_count:rate5m"}, RuleNames(prefix)...)
+}
+
+// RuleNameSelector selects every series under the rule prefix inside the
+// scope: what discovery lists names with.
+func (b Builder) RuleNameSelector(prefix string) string {
+	ms := append([]string{"__name__=~" + quote("^"+regexp.QuoteMeta(prefix)+".+")}, b.scope()...)
+	return "{" + strings.Join(ms, ", ") + "}"
+}
+
+// RuleTimestamps is the instant expression whose value is the time of
+// the recorded series' latest evaluation at or before the query time:
+// timestamp() returns a sample's own time; max, because a series that
+// stopped keeps its last sample visible for a while.
+func (b Builder) RuleTimestamps(name string) string {
+	return "max(timestamp(" + selector(name, strings.Join(b.scope(), ", ")) + "))"
+}
+
+// InstantQuery runs one instant query and returns its single value, ok
+// false when the answer is empty.
+type InstantQuery func(ctx context.Context, expr string, ts time.Time) (v float64, ok bool, err error)
+
+// FirstValue adapts an instant query to InstantQuery: the first sample's value.
+func FirstValue(query func(ctx context.Context, expr string, ts time.Time) (model.Vector, []string, error)) InstantQuery {
+	return func(ctx context.Context, expr string, ts time.Time) (float64, bool, error) {
+		v, _, err := query(ctx, expr, ts)
+		if err != nil || len(v) == 0 {
+			return 0, false, err
+		}
+		return float64(v[0].Value), true, nil
+	}
+}
+
+// RuleInterval measures the evaluation interval of a recorded name from
+// its samples' spacing: the latest evaluation's time, then the one before
+// each, three in all (so one missed evaluation does not decide). Zero
+// when fewer than two evaluations are within the lookback.
+func (b Builder) RuleInterval(ctx context.Context, query InstantQuery, name string, now time.Time) (time.Duration, error) {
+	expr := b.RuleTimestamps(name)
+	var times []float64
+	at := now
+	for range 3 {
+		v, ok, err := query(ctx, expr, at)
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			break
+		}
+		if len(times) > 0 && v >= times[0] {
+			break // the store rounds query times: no earlier evaluation seen
+		}
+		times = append([]float64{v}, times...)
+		at = time.UnixMilli(int64(v*1000+0.5) - 1)
+	}
+	return RuleIntervalFrom(times), nil
+}
+
+// RulePodProbe counts the recorded series of name that carry a pod label.
+func (b Builder) RulePodProbe(name string) string {
+	return "count(" + selector(name, strings.Join(append(b.scope(), `pod!=""`), ", ")) + ")"
+}
+
+// RuleIntervalFrom finds the evaluation interval in the distinct sample
+// times (seconds) a RuleTimestamps answer holds: the most common gap.
+func RuleIntervalFrom(values []float64) time.Duration {
+	counts := map[time.Duration]int{}
+	var best time.Duration
+	for i := 1; i < len(values); i++ {
+		gap := time.Duration((values[i]-values[i-1])*1000+0.5) * time.Millisecond
+		if gap <= 0 {
+			continue
+		}
+		counts[gap]++
+		if counts[gap] > counts[best] || (counts[gap] == counts[best] && gap < best) {
+			best = gap
+		}
+	}
+	return best
+}
+
+// RuleQuestion is what a query asks, as far as rules are concerned.
+type RuleQuestion struct {
+	Step     time.Duration
+	Window   string // the rate window ($__rate_interval), a PromQL duration; "" for gauges
+	Grouping models.Grouping
+	Filters  models.Filters
+}
+
+// ruleSuffix is the recorded window ("rate1m") equal to the query's rate
+// window, or "" when none is.
+func ruleSuffix(window string) string {
+	d, err := model.ParseDuration(window)
+	if err != nil {
+		return ""
+	}
+	for name, w := range RuleWindows {
+		if time.Duration(d) == w {
+			return name
+		}
+	}
+	return ""
+}
+
+// RuleEligible says why the recorded series cannot answer the question
+// exactly, or "" when they can: the rules read vLLM's own names, the step
+// is a whole number of evaluation intervals, the rate window is a recorded
+// one, and every label the query groups by or matches on survives the
+// rules' aggregation.
+func (b Builder) RuleEligible(rs RuleSet, q RuleQuestion) string {
+	switch {
+	case rs.Interval <= 0:
+		return "the evaluation interval is unknown"
+	case q.Step%rs.Interval != 0:
+		return fmt.Sprintf("the step %s is not a multiple of the evaluation interval %s", q.Step, rs.Interval)
+	case q.Window != "" && ruleSuffix(q.Window) == "":
+		return fmt.Sprintf("the rate window %s is not a recorded one (1m, 5m)", q.Window)
+	case !slices.Equal(b.prefixes(), []string{models.DefaultMetricPrefix}):
+		return "the rules record vllm: names only"
+	case len(b.Exclude) > 0:
+		return "the profile excludes series the rules include"
+	}
+	return b.ruleLabelsKept(rs, q)
+}
+
+// ruleLabelsKept checks every label the query groups by or matches on.
+func (b Builder) ruleLabelsKept(rs RuleSet, q RuleQuestion) string {
+	used := append([]string(nil), b.GroupLabels(q.Grouping)...)
+	for _, m := range b.Scope {
+		used = append(used, m.Name)
+	}
+	for _, m := range q.Filters.Labels {
+		used = append(used, m.Name)
+	}
+	if len(q.Filters.Instances) > 0 {
+		used = append(used, b.IdentityLabels()...)
+	}
+	for _, l := range used {
+		if !slices.Contains(RuleKeptLabels, l) || (l == "instance" && rs.PodSeries) {
+			return fmt.Sprintf("the recorded series do not keep the label %s", l)
+		}
+	}
+	return ""
+}
+
+// ruleLatencyName is the recorded name of a latency series (suffix
+// _bucket, _count or _sum) at the query's window; "" for a family no rule
+// records.
+func ruleLatencyName(prefix string, key SignalKey, suffix, window string) string {
+	for _, h := range ruleLatency {
+		if h.Key == key {
+			return prefix + "vllm_" + h.Name + suffix + ":" + ruleSuffix(window)
+		}
+	}
+	return ""
+}
+
+// RulePlan is a query rewritten onto recorded series.
+type RulePlan struct {
+	Expr string
+	// Names are the recorded names it reads; all must be present.
+	Names []string
+}
+
+// WaitTimeFromRules is WaitTime read from the recorded bucket, _sum and
+// _count rates; the live wait, which no rule records, stays on raw series.
+// ok is false when the family has no recorded histogram.
+func (b Builder) WaitTimeFromRules(prefix, family string, quantiles []float64, live bool, g models.Grouping, f models.Filters, window string) (RulePlan, bool) {
+	if !RecordedGrouping(g) {
+		return RulePlan{}, false
+	}
+	key := FamilySignals[family]
+	bucket := ruleLatencyName(prefix, key, "_bucket", window)
+	if bucket == "" || ruleSuffix(window) == "" {
+		return RulePlan{}, false
+	}
+	sum, count := ruleLatencyName(prefix, key, "_sum", window), ruleLatencyName(prefix, key, "_count", window)
+	gl, m := b.GroupLabels(g), b.matchers(f)
+	var parts []string
+	for _, q := range quantiles {
+		hq := fmt.Sprintf("histogram_quantile(%s, %s)", strconv.FormatFloat(q, 'g', -1, 64),
+			agg("sum", append([]string{"le"}, gl...), selector(bucket, m)))
+		parts = append(parts, tag(hq, QuantileName(q)))
+	}
+	mean := agg("sum", gl, selector(sum, m)) + " / " + agg("sum", gl, selector(count, m))
+	parts = append(parts, tag(mean, "mean"))
+	if live {
+		parts = append(parts, tag(b.liveWait(gl, f, window), "live"))
+	}
+	return RulePlan{Expr: or(parts), Names: []string{bucket, sum, count}}, true
+}
+
+// QueueSignalFromRules is one queue signal (running or waiting) read from
+// the recorded per-engine sums; ok is false for the signals no rule records.
+func (b Builder) QueueSignalFromRules(prefix, signal string, g models.Grouping, f models.Filters) (RulePlan, bool) {
+	if !RecordedGrouping(g) {
+		return RulePlan{}, false
+	}
+	keys := map[string]SignalKey{"running": Running, "waiting": Waiting}
+	key, ok := keys[signal]
+	if !ok {
+		return RulePlan{}, false
+	}
+	name := prefix + "vllm_" + ruleGauges[key]
+	return RulePlan{Expr: agg("sum", b.GroupLabels(g), selector(name, b.matchers(f))), Names: []string{name}}, true
+}
+
+// RuleCoverage is an instant expression that is non-empty at a time when
+// the recorded series the plan reads existed then (under the filters).
+func (b Builder) RuleCoverage(name string, f models.Filters) string {
+	return "count(" + selector(name, b.matchers(f)) + ")"
+}
+
+// RulesNotice is the notice on an answer read from recording rules.
+func RulesNotice(prefix string, interval time.Duration) string {
+	return fmt.Sprintf("Answered from recording rules (%s…, every %s): each step shows the rules' latest evaluation at or before it.",
+		prefix, ShortDuration(interval))
+}
+
+// ShortDuration writes a duration as PromQL does: 30s, 1m (not 1m0s).
+func ShortDuration(d time.Duration) string {
+	return model.Duration(d).String()
+}
+
+// rankRules are the topK signals the rules record exactly, and the rate
+// window they need ("" for gauges).
+var rankRules = map[string]bool{"waiting": false, "running": false, "wait_p99": true}
+
+// RankWindow is the rate window a rules-backed ranking by rankBy reads
+// ("" for the gauges); ok is false for the signals no rule records
+// exactly (kv_usage averages raw series, preemption_rate corrects young
+// series).
+func RankWindow(rankBy, window string) (string, bool) {
+	rate, ok := rankRules[rankBy]
+	if !ok {
+		return "", false
+	}
+	if rate {
+		return window, true
+	}
+	return "", true
+}
+
+// rankFromRules is Rank read from recorded series.
+func (b Builder) rankFromRules(prefix, rankBy string, g models.Grouping, f models.Filters, window string) (RulePlan, bool) {
+	if rankBy != "wait_p99" {
+		return b.QueueSignalFromRules(prefix, rankBy, g, f)
+	}
+	bucket := ruleLatencyName(prefix, QueueTime, "_bucket", window)
+	if ruleSuffix(window) == "" {
+		return RulePlan{}, false
+	}
+	x := fmt.Sprintf("histogram_quantile(0.99, %s)", agg("sum", append([]string{"le"}, b.GroupLabels(g)...), selector(bucket, b.matchers(f))))
+	return RulePlan{Expr: x, Names: []string{bucket}}, true
+}
+
+// TopKRankingFromRules is TopKRanking read from recorded series.
+func (b Builder) TopKRankingFromRules(prefix, rankBy, aggregation string, k int, g models.Grouping, f models.Filters, window, rng, step string) (RulePlan, bool) {
+	rp, ok := b.rankFromRules(prefix, rankBy, g, f, window)
+	if !ok {
+		return RulePlan{}, false
+	}
+	x, err := topKRanking(rp.Expr, aggregation, k, rng, step)
+	if err != nil {
+		return RulePlan{}, false
+	}
+	return RulePlan{Expr: x, Names: rp.Names}, true
+}
+
+// TopKSeriesFromRules is TopKSeries with the ranked signal read from
+// recorded series (the engine count stays raw: it counts raw series).
+func (b Builder) TopKSeriesFromRules(prefix, rankBy string, g models.Grouping, f models.Filters, window string, instances []string) (RulePlan, bool) {
+	f.Instances = instances
+	rp, ok := b.rankFromRules(prefix, rankBy, g, f, window)
+	if !ok {
+		return RulePlan{}, false
+	}
+	return RulePlan{Expr: b.topKSeries(rp.Expr, g, f), Names: rp.Names}, true
+}
