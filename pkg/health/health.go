@@ -13,8 +13,8 @@ import (
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 
+	"github.com/inferops/vllm-datasource/pkg/failure"
 	"github.com/inferops/vllm-datasource/pkg/models"
-	"github.com/inferops/vllm-datasource/pkg/prom"
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
@@ -34,11 +34,11 @@ const lookback = time.Hour
 func Check(ctx context.Context, p Prometheus, s models.Settings, now time.Time) *backend.CheckHealthResult {
 	server, err := identify(ctx, p)
 	if err != nil {
-		return failed(unreachableMessage(p.Host(), err))
+		return failedBy(ctx, err, unreachableMessage(p.Host(), err))
 	}
 	names, err := p.MetricNames(ctx, builder(s).NameSelector(), now.Add(-lookback), now)
 	if err != nil {
-		return failed(fmt.Sprintf("%s answered, but listing metric names failed: %v", server, err))
+		return failedBy(ctx, err, fmt.Sprintf("%s answered, but listing metric names failed: %v", server, err))
 	}
 	det := vllm.DetectAll(names, builder(s).PrefixList())
 	// The stack is advice: a failed lookup leaves it out, never fails health.
@@ -48,23 +48,24 @@ func Check(ctx context.Context, p Prometheus, s models.Settings, now time.Time) 
 	}
 	fl, vec, err := countFleet(ctx, p, s, now)
 	if err != nil {
-		return failed(fmt.Sprintf("%s has vLLM metric names, but counting engines failed: %v", server, err))
+		return failedBy(ctx, err, fmt.Sprintf("%s has vLLM metric names, but counting engines failed: %v", server, err))
 	}
 	h, err := recentFleet(ctx, p, s, vec, now)
 	if err != nil {
-		return failed(fmt.Sprintf("%s has vLLM metric names, but counting the engines of the last %s failed: %v", server, lookback, err))
+		return failedBy(ctx, err, fmt.Sprintf("%s has vLLM metric names, but counting the engines of the last %s failed: %v", server, lookback, err))
 	}
 	gen := generationFor(det, fl)
 	if fl.engines == 0 {
 		// Grafana has no warning status: anything but OK shows as a failed
 		// test, which is what a fleet that stopped reporting deserves.
 		return &backend.CheckHealthResult{Status: backend.HealthStatusError,
-			Message: goneMessage(server, s, h, now) + st.note(s), JSONDetails: details(gen, det, fl, h, st)}
+			Message: goneMessage(server, s, h, now) + st.note(s), JSONDetails: details(gen, det, fl, h, st, stalls{})}
 	}
+	sl := checkStalls(ctx, p, s, now)
 	return &backend.CheckHealthResult{
-		Status:      backend.HealthStatusOk,
-		Message:     fmt.Sprintf("%s: vLLM %s metrics found: %s%s%s%s", server, gen, fl.summary(), missingNote(h, now), scopeNote(s), st.note(s)),
-		JSONDetails: details(gen, det, fl, h, st),
+		Status:      sl.status(fl),
+		Message:     fmt.Sprintf("%s: vLLM %s metrics found: %s%s%s%s%s%s", server, gen, fl.summary(), sl.note(fl), missingNote(h, now), scopeNote(s), st.note(s), rulesNote(ctx, p, s, now)),
+		JSONDetails: details(gen, det, fl, h, st, sl),
 	}
 }
 
@@ -79,8 +80,7 @@ func identify(ctx context.Context, p Prometheus) (string, error) {
 		return "Thanos " + bi.Version, nil
 	case err == nil && bi.Version != "":
 		return "Prometheus " + bi.Version, nil
-	case err == nil, prom.KindOf(err) == prom.KindBadQuery, prom.KindOf(err) == prom.KindServer,
-		prom.KindOf(err) == prom.KindBadResponse:
+	case err == nil, answeredWithout(err):
 		return "Prometheus-compatible server at " + p.Host(), nil
 	default:
 		return "", err
@@ -105,12 +105,30 @@ func failed(msg string) *backend.CheckHealthResult {
 	return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: msg}
 }
 
+// failedBy is failed for a call that failed: the one error map
+// (pkg/failure) records who must act for the SDK's logs and metrics.
+func failedBy(ctx context.Context, err error, msg string) *backend.CheckHealthResult {
+	failure.Classify(err).Record(ctx)
+	return failed(msg)
+}
+
+// answeredWithout is true for a buildinfo failure that proves the server
+// answered: it rejected the request, failed inside, or answered with
+// something other than buildinfo.
+func answeredWithout(err error) bool {
+	switch failure.Classify(err).Kind {
+	case failure.BadQuery, failure.Server, failure.BadResponse:
+		return true
+	}
+	return false
+}
+
 // unreachableMessage tells auth failures apart from network ones.
 func unreachableMessage(host string, err error) string {
-	switch prom.KindOf(err) {
-	case prom.KindUnauthorized:
+	switch failure.Classify(err).Kind {
+	case failure.Unauthorized:
 		return fmt.Sprintf("Prometheus at %s rejected the credentials (%v). Check basic auth, custom headers (e.g. Authorization: Bearer …) and TLS client settings.", host, err)
-	case prom.KindTimeout:
+	case failure.Timeout:
 		return fmt.Sprintf("Prometheus at %s did not answer within the query timeout (%v). Check the URL, network path, or raise the query timeout.", host, err)
 	default:
 		return fmt.Sprintf("Prometheus at %s is unreachable (%v). Check the URL and that the Grafana server can reach it.", host, err)
@@ -145,11 +163,11 @@ func generationFor(det vllm.Detection, fl fleet) vllm.Generation {
 	return vllm.GenV0
 }
 
-func details(gen vllm.Generation, det vllm.Detection, fl fleet, h history, st stack) []byte {
+func details(gen vllm.Generation, det vllm.Detection, fl fleet, h history, st stack, sl stalls) []byte {
 	last := ""
 	if !h.lastSeen.IsZero() {
 		last = h.lastSeen.UTC().Format(time.RFC3339)
 	}
-	return fmt.Appendf(nil, `{"generation":%q,"engines":%d,"instances":%d,"models":%d,"metricNames":%d,"enginesInLookback":%d,"missingEngines":%d,"lastSeen":%q,"stack":%q,"suggestedProfile":%q}`,
-		string(gen), fl.engines, fl.instances, fl.models, len(det.Names), h.seen.engines, h.missing, last, st.name, st.profile)
+	return fmt.Appendf(nil, `{"generation":%q,"engines":%d,"instances":%d,"models":%d,"metricNames":%d,"enginesInLookback":%d,"missingEngines":%d,"lastSeen":%q,"stack":%q,"suggestedProfile":%q,"stalledEngines":%d,"sleepingEngines":%d}`,
+		string(gen), fl.engines, fl.instances, fl.models, len(det.Names), h.seen.engines, h.missing, last, st.name, st.profile, len(sl.stalled), sl.sleeping)
 }

@@ -77,3 +77,33 @@ func (b Builder) sleepUnion(f models.Filters, fn, window string) string {
 	}
 	return "(" + strings.Join(parts, " or ") + ")"
 }
+
+// HealthStallSignals are the health check's stall and sleep expressions:
+// FleetStallSignals, with the stalled engines kept to those that reported
+// before the window began (reportedBefore). The health line says "no
+// progress for <window>", which an engine watched for less than the
+// window (a server started seconds ago, a fleet just added to the scrape
+// config) cannot have shown: its counters are flat for want of history.
+func (b Builder) HealthStallSignals(f models.Filters, window time.Duration) []SignalExpr {
+	el := b.EngineLabels()
+	sigs := b.FleetStallSignals(f, window)
+	for i := range sigs {
+		if sigs[i].Name == FleetStalled {
+			sigs[i].Expr = "(" + sigs[i].Expr + ") and " + onLabels(el) + " " + b.reportedBefore(el, f, window)
+		}
+	}
+	return sigs
+}
+
+// reportedBefore has a sample per group gl whose running-requests gauge
+// had a sample in the window before the last one. count_over_time, not
+// present_over_time, so that servers older than Prometheus 2.29 answer.
+func (b Builder) reportedBefore(gl []string, f models.Filters, window time.Duration) string {
+	w := promDur(window)
+	m := b.matchers(f)
+	parts := []string{}
+	for _, n := range b.names(Running) {
+		parts = append(parts, "count_over_time("+selector(n, m)+"["+w+"] offset "+w+")")
+	}
+	return agg("group", gl, strings.Join(parts, " or "))
+}

@@ -37,3 +37,35 @@ func TestStalledMatchesTheAlert(t *testing.T) {
 	require.Equal(t, `max by (instance, engine, model_name) (vllm:engine_sleep_state{sleep_state!="awake"})`,
 		b.FleetStallSignals(models.Filters{}, time.Minute)[1].Expr)
 }
+
+// TestHealthStalledNeedsHistory: the health check's stall expression is
+// the fleet's, kept to engines that reported before the window began; the
+// sleep expression is the fleet's unchanged; both parse, with every prefix.
+func TestHealthStalledNeedsHistory(t *testing.T) {
+	tests := []struct {
+		name   string
+		b      Builder
+		suffix string
+	}{
+		{name: "one prefix", b: Builder{Prefix: "vllm:", InstanceLabel: "instance"},
+			suffix: ") and on (instance, engine, model_name) group by (instance, engine, model_name) " +
+				"(count_over_time(vllm:num_requests_running[180s] offset 180s))"},
+		{name: "every prefix", b: Builder{Prefix: "vllm:", Prefixes: []string{"vllm:", "ray_vllm:"}, InstanceLabel: "instance"},
+			suffix: ") and on (instance, engine, model_name) group by (instance, engine, model_name) " +
+				"(count_over_time(vllm:num_requests_running[180s] offset 180s) or count_over_time(ray_vllm:num_requests_running[180s] offset 180s))"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fleet := tt.b.FleetStallSignals(models.Filters{}, 3*time.Minute)
+			got := tt.b.HealthStallSignals(models.Filters{}, 3*time.Minute)
+			require.Len(t, got, len(fleet))
+			require.Equal(t, FleetStalled, got[0].Name)
+			require.Equal(t, "("+fleet[0].Expr+tt.suffix, got[0].Expr)
+			require.Equal(t, fleet[1], got[1])
+			for _, s := range got {
+				_, err := parser.NewParser(parser.Options{}).ParseExpr(s.Expr)
+				require.NoError(t, err, s.Expr)
+			}
+		})
+	}
+}
