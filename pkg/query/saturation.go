@@ -22,7 +22,8 @@ type satGroup struct {
 }
 
 // saturation answers the verdict per instance: seven plain range
-// expressions and the stall expression run concurrently, aligned on the
+// expressions, the prefix-cache hit rate now and a window before (evidence
+// only), and the stall expression run concurrently, aligned on the
 // steps here, classified by vllm.Classify with the data source's thresholds.
 func (p *plan) saturation(ctx context.Context) (data.Frames, error) {
 	sigs := append(p.b.SaturationSignals(p.q.Grouping, p.q.Filters, p.iv.RateInterval),
@@ -31,6 +32,7 @@ func (p *plan) saturation(ctx context.Context) (data.Frames, error) {
 	if err != nil {
 		return nil, err
 	}
+	m, roleNotes := p.roleSeries(m)
 	times := p.stepTimes()
 	groups := p.satGroups(m, times)
 	exprs := make([]string, len(sigs))
@@ -38,7 +40,7 @@ func (p *plan) saturation(ctx context.Context) (data.Frames, error) {
 		exprs[i] = s.Expr
 	}
 	executed := frames.Executed(strings.Join(exprs, "\n"), p.iv.Step)
-	notices := append(append([]data.Notice{}, p.notices...), warningNotices(warn)...)
+	notices := append(append(append([]data.Notice{}, p.notices...), warningNotices(warn)...), roleNotes...)
 	notices = append(notices, p.signalNotices(ctx, tagsOf(m), []need{
 		{key: vllm.Running, tags: []string{vllm.SatRunning}, without: "no verdict can be given"},
 		{key: vllm.KVUsage, tags: []string{vllm.SatKVUsage}, without: "KV-bound cannot be told apart"},
@@ -51,15 +53,20 @@ func (p *plan) saturation(ctx context.Context) (data.Frames, error) {
 	var rows []frames.SaturationRow
 	var series prom.Matrix
 	var timelines data.Frames
+	var roles []string
 	for _, g := range groups {
+		roles = append(roles, p.b.RoleOf(g.labels))
 		v := vllm.Classify(g.steps, th)
 		rows = append(rows, frames.SaturationRow{Instance: p.b.InstanceOf(g.labels), Engine: g.labels["engine"],
 			Verdict: v.Verdict, Reason: v.Reason, Ceiling: v.Ceiling, MeanRunning: v.MeanRunning, MeanWaiting: v.MeanWaiting,
 			PeakKV: v.PeakKV, MeanPreemptions: v.MeanPreemptions, MeanArrivals: v.MeanArrivals, MeanCompletions: v.MeanCompletions})
 		series = append(series, g.series(times, v)...)
-		timelines = append(timelines, frames.VerdictTimeline(g.labels, p.groupName(g.labels)+" verdict", times, v.Steps))
+		timelines = append(timelines, frames.VerdictTimeline(g.labels, strings.TrimSpace(p.groupName(g.labels)+" verdict"), times, v.Steps))
 	}
 	table := frames.SaturationTable(rows, p.q.Grouping == models.GroupInstanceEngine, executed, notices)
+	if p.q.Grouping == models.GroupRole {
+		frames.SaturationByRole(table, roles)
+	}
 	if p.q.Format == "table" {
 		return data.Frames{table}, nil
 	}
@@ -144,7 +151,8 @@ func nanSteps(n int) []vllm.SatStep {
 	nan := math.NaN()
 	out := make([]vllm.SatStep, n)
 	for i := range out {
-		out[i] = vllm.SatStep{Waiting: nan, Running: nan, RunningPeak: nan, KVUsage: nan, Preemptions: nan, Completions: nan, Arrivals: nan}
+		out[i] = vllm.SatStep{Waiting: nan, Running: nan, RunningPeak: nan, KVUsage: nan, Preemptions: nan, Completions: nan, Arrivals: nan,
+			PrefixHitRate: nan, PrefixHitRateBefore: nan}
 	}
 	return out
 }
@@ -167,6 +175,10 @@ func setStep(s *vllm.SatStep, signal string, v float64) {
 		s.Arrivals = v
 	case vllm.SatStalled:
 		s.Stalled = !math.IsNaN(v)
+	case vllm.SatPrefixHitRate:
+		s.PrefixHitRate = v
+	case vllm.SatPrefixHitRateBefore:
+		s.PrefixHitRateBefore = v
 	}
 }
 

@@ -41,6 +41,8 @@ func (b Builder) SaturationSignals(g models.Grouping, f models.Filters, window t
 		{SatPreemptions, agg("sum", gl, b.rateUnion(Preemptions, f, "", w))},
 		{SatCompletions, agg("sum", gl, b.rateUnion(RequestSuccess, f, "", w))},
 		{SatQueued, "(" + agg("sum", gl, over("delta", Waiting)) + " + " + agg("sum", gl, over("delta", Running)) + ") / " + secs},
+		{SatPrefixHitRate, b.PrefixHitRate(gl, f, w, "")},
+		{SatPrefixHitRateBefore, b.PrefixHitRate(gl, f, w, w)},
 	}
 }
 
@@ -89,6 +91,10 @@ type SatStep struct {
 	// Stalled: requests were running or waiting throughout the stall
 	// window before the step and no token or request counter moved.
 	Stalled bool
+	// PrefixHitRate is the prefix-cache hit rate over the rate window
+	// and PrefixHitRateBefore over the window before it: evidence only,
+	// never part of a verdict (see prefixEvidence).
+	PrefixHitRate, PrefixHitRateBefore float64
 }
 
 // SatVerdict is the verdict over the range with the numbers behind it.
@@ -166,6 +172,9 @@ func Classify(steps []SatStep, t models.SaturationSettings) SatVerdict {
 	}
 	v.Verdict = rangeVerdict(steps, count, t, v)
 	v.Reason = reason(v, count, len(steps), t)
+	if v.Verdict == VerdictKVBound {
+		v.Reason += prefixEvidence(steps, v.Steps)
+	}
 	return v
 }
 

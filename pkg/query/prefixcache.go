@@ -1,0 +1,90 @@
+package query
+
+import (
+	"context"
+	"strings"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/inferops/vllm-datasource/pkg/frames"
+	"github.com/inferops/vllm-datasource/pkg/prom"
+	"github.com/inferops/vllm-datasource/pkg/vllm"
+)
+
+// prefixUnits are the Grafana units of the prefixCache signals; the
+// prompt-token rates take the frame's default unit.
+var prefixUnits = map[string]string{vllm.PrefixHitRateSignal: "percentunit", vllm.PrefixExternalHitRateSignal: "percentunit"}
+
+// prefixCache answers the prefix cache per grouping: hit rates and prompt
+// tokens per second by source, each a plain range expression run
+// concurrently. A family the fleet lacks is an info notice naming the
+// metric and the vLLM setting behind it, never an error.
+func (p *plan) prefixCache(ctx context.Context) (data.Frames, error) {
+	sigs := p.b.PrefixCacheSignals(p.q.Grouping, p.q.Filters, p.window)
+	m, warn, err := p.signals(ctx, sigs)
+	if err != nil {
+		return nil, err
+	}
+	exprs := make([]string, len(sigs))
+	for i, s := range sigs {
+		exprs[i] = s.Expr
+	}
+	notices := append(append([]data.Notice{}, p.notices...), warningNotices(warn)...)
+	notices = append(notices, p.prefixNotices(ctx, m)...)
+	return frames.TimeSeries(m, frames.SeriesOptions{Unit: "short", Units: prefixUnits, Legend: p.q.Legend,
+		GroupLabels: p.b.GroupLabels(p.q.Grouping), Executed: frames.Executed(strings.Join(exprs, "\n"), p.iv.Step),
+		Notices: notices}), nil
+}
+
+// prefixNotices explains each prefix-cache family the answer lacks: the
+// fleet does not export it (with the version and setting that do), the
+// selection matches no engine, or the engines export it and looked
+// nothing up. It also says when V0's gauge stands in for the counters.
+func (p *plan) prefixNotices(ctx context.Context, m prom.Matrix) []data.Notice {
+	var out []data.Notice
+	det, prefix := p.b.Detected, p.b.Prefix
+	if det.HasSignal(vllm.PrefixHitRate) {
+		out = append(out, infoNotice(vllm.PrefixV0Text(prefix)))
+	}
+	present := tagsOf(m)
+	var idle []vllm.PrefixFamily
+	for _, fam := range vllm.PrefixFamilies {
+		switch {
+		case det.Found() && !fam.Present(det):
+			out = append(out, infoNotice(vllm.PrefixMissingText(fam, prefix)))
+		case !answered(present, fam.Signal):
+			idle = append(idle, fam)
+		}
+	}
+	if len(idle) == 0 {
+		return out
+	}
+	engines, err := p.enginesInRange(ctx)
+	if err != nil {
+		return out // the answer itself succeeded; an unanswered probe adds nothing
+	}
+	if engines == 0 {
+		return append(out, data.Notice{Severity: data.NoticeSeverityWarning, Text: vllm.NoEngineText(p.selection())})
+	}
+	for _, fam := range idle {
+		out = append(out, infoNotice(vllm.PrefixIdleText(fam, prefix, p.window)))
+	}
+	return out
+}
+
+// answered reports whether the answer holds the signal; a name ending in
+// "*" matches every signal it begins.
+func answered(present map[string]bool, signal string) bool {
+	stem, wild := strings.CutSuffix(signal, "*")
+	for s := range present {
+		if s == signal || (wild && strings.HasPrefix(s, stem)) {
+			return true
+		}
+	}
+	return false
+}
+
+// infoNotice is a notice of severity info.
+func infoNotice(text string) data.Notice {
+	return data.Notice{Severity: data.NoticeSeverityInfo, Text: text}
+}
