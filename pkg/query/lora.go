@@ -1,0 +1,67 @@
+package query
+
+import (
+	"context"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/inferops/vllm-datasource/pkg/frames"
+	"github.com/inferops/vllm-datasource/pkg/vllm"
+)
+
+// lora answers the LoRA adapters of each server: a table of the newest
+// set (format table) or the running and waiting counts over time (format
+// series). The adapters are names inside label values, which PromQL
+// cannot count, so the gauge's series are fetched over the range and read
+// in Go (vllm.LoRAStates). Servers without LoRA are left out with an info
+// notice, never an error.
+func (p *plan) lora(ctx context.Context) (data.Frames, error) {
+	expr := p.b.LoRA(p.q.Filters)
+	m, warn, err := p.memo.rangeQuery(ctx, expr, p.rng())
+	if err != nil {
+		return nil, err
+	}
+	var on []vllm.LoRAServer
+	var off []string
+	servers := vllm.LoRAStates(m, p.b.IdentityLabels(), p.b.InstanceOf)
+	for _, s := range servers {
+		if s.Latest.Enabled() {
+			on = append(on, s)
+		} else {
+			off = append(off, s.Instance)
+		}
+	}
+	notices := append(append([]data.Notice{}, p.notices...), warningNotices(warn)...)
+	notices = append(notices, p.loraNotices(ctx, len(servers), off)...)
+	if vllm.SameLists(on) {
+		notices = append(notices, data.Notice{Severity: data.NoticeSeverityInfo, Text: vllm.LoRASameListsText(p.b.Prefix)})
+	}
+	executed := frames.Executed(expr, p.iv.Step)
+	if p.q.Format == "series" {
+		return frames.LoRASeries(on, p.b.IdentityLabels(), p.q.Legend, executed, notices), nil
+	}
+	return data.Frames{frames.LoRATable(on, executed, notices)}, nil
+}
+
+// loraNotices says why servers are missing from the answer: none
+// selected, LoRA not enabled (no gauge, V1), or enabled on only some (the
+// gauge says max_lora 0, V0).
+func (p *plan) loraNotices(ctx context.Context, servers int, off []string) []data.Notice {
+	info := func(txt string) []data.Notice { return []data.Notice{{Severity: data.NoticeSeverityInfo, Text: txt}} }
+	switch {
+	case servers > 0 && len(off) == servers:
+		return info(vllm.LoRADisabledText(off, true))
+	case len(off) > 0:
+		return info(vllm.LoRADisabledText(off, false))
+	case servers > 0:
+		return nil
+	}
+	engines, err := p.enginesInRange(ctx)
+	if err != nil {
+		return nil // the answer itself succeeded; an unanswered probe adds nothing
+	}
+	if engines == 0 {
+		return []data.Notice{{Severity: data.NoticeSeverityWarning, Text: vllm.NoEngineText(p.selection())}}
+	}
+	return info(vllm.LoRAMissingText(p.b.Prefix))
+}

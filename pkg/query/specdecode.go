@@ -1,0 +1,88 @@
+package query
+
+import (
+	"context"
+	"strings"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/inferops/vllm-datasource/pkg/frames"
+	"github.com/inferops/vllm-datasource/pkg/prom"
+	"github.com/inferops/vllm-datasource/pkg/vllm"
+)
+
+// specDecode answers speculative decoding's acceptance per grouping. A
+// fleet without speculative decoding gets an empty answer and an info
+// notice naming the option that turns it on, never an error.
+func (p *plan) specDecode(ctx context.Context) (data.Frames, error) {
+	sigs := p.b.SpecDecodeSignals(p.q.Grouping, p.q.Filters, p.window)
+	m, warn, err := p.signals(ctx, sigs)
+	if err != nil {
+		return nil, err
+	}
+	exprs := make([]string, len(sigs))
+	for i, s := range sigs {
+		exprs[i] = s.Expr
+	}
+	notices := append(append([]data.Notice{}, p.notices...), warningNotices(warn)...)
+	notices = append(notices, p.specDecodeNotices(ctx, m)...)
+	return frames.SpecDecode(m, frames.SeriesOptions{Legend: p.q.Legend, GroupLabels: p.b.GroupLabels(p.q.Grouping),
+		Executed: frames.Executed(strings.Join(exprs, "\n"), p.iv.Step), Notices: notices}), nil
+}
+
+// specDecodeNotices explains an answer without acceptance rates (no
+// engine selected, speculative decoding off, or no draft in the range)
+// and groups that have a rate but no draft count (V0).
+func (p *plan) specDecodeNotices(ctx context.Context, m prom.Matrix) []data.Notice {
+	count := map[string]int{}
+	for _, s := range m {
+		count[s.Labels[vllm.SignalLabel]]++
+	}
+	if n := count[vllm.SpecAcceptanceRate]; n > 0 {
+		if lacking := n - count[vllm.SpecMeanLength]; lacking > 0 {
+			return []data.Notice{{Severity: data.NoticeSeverityInfo, Text: vllm.SpecDecodeV0Text(p.b.Prefix, lacking)}}
+		}
+		return nil
+	}
+	engines, err := p.enginesInRange(ctx)
+	if err != nil {
+		return nil // the answer itself succeeded; an unanswered probe adds nothing
+	}
+	if engines == 0 {
+		return []data.Notice{{Severity: data.NoticeSeverityWarning, Text: vllm.NoEngineText(p.selection())}}
+	}
+	a, ok := p.activity(ctx, vllm.SpecDraftTokens)
+	switch {
+	case !ok:
+		return nil
+	case a.Samples == 0:
+		return []data.Notice{{Severity: data.NoticeSeverityInfo, Text: vllm.SpecDecodeMissingText(p.b.Prefix)}}
+	case a.Increase == 0:
+		return []data.Notice{{Severity: data.NoticeSeverityInfo, Text: vllm.SpecDecodeIdleText(p.b.Prefix, p.window)}}
+	}
+	txt := vllm.AbsenceText(vllm.SpecDraftTokens, p.b.Prefix, "no acceptance rate can be computed", p.window, a)
+	if txt == "" {
+		return nil
+	}
+	return []data.Notice{{Severity: data.NoticeSeverityWarning, Text: txt}}
+}
+
+// activity runs key's activity probes (vllm.Builder.ActivityProbes) over
+// the query's lookback; false when Prometheus did not answer them.
+func (p *plan) activity(ctx context.Context, key vllm.SignalKey) (vllm.Activity, bool) {
+	samples, increase := p.b.ActivityProbes(key, p.q.Filters, p.lookback())
+	var a vllm.Activity
+	for _, q := range []struct {
+		expr string
+		into *float64
+	}{{samples, &a.Samples}, {increase, &a.Increase}} {
+		vec, _, err := p.memo.instantQuery(ctx, q.expr, p.iv.End, p.iv.Step)
+		if err != nil {
+			return a, false
+		}
+		if len(vec) > 0 {
+			*q.into = float64(vec[0].Value)
+		}
+	}
+	return a, true
+}
