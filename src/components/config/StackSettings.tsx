@@ -16,7 +16,7 @@ type Props = Pick<
 export const DEFAULT_PROFILE: VllmProfile = 'auto';
 
 /** jsonData keys of this section that are plain text inputs. */
-type StackText = 'selector' | 'instanceLabel' | 'metricPrefix';
+type StackText = 'selector' | 'instanceLabel' | 'metricPrefix' | 'roleLabel';
 
 /**
  * The vLLM stack: which series are vLLM's and how one server is named. The profile and the selector come first
@@ -27,7 +27,7 @@ export function StackSettings({ options, onOptionsChange }: Props) {
   const { jsonData } = options;
   const setText = (key: StackText) => (event: React.ChangeEvent<HTMLInputElement>) =>
     onOptionsChange({ ...options, jsonData: { ...jsonData, [key]: event.currentTarget.value.trim() } });
-  const hasOverrides = Boolean(jsonData.instanceLabel || jsonData.metricPrefix);
+  const hasOverrides = Boolean(jsonData.instanceLabel || jsonData.metricPrefix || jsonData.roleLabel);
 
   return (
     <ConfigSection
@@ -81,6 +81,15 @@ export function StackSettings({ options, onOptionsChange }: Props) {
           error={
             isValidMetricPrefix(jsonData.metricPrefix) ? undefined : "Only letters, digits, '_' and ':' (e.g. vllm:)"
           }
+        />
+        <TextSettingField
+          label="Role label"
+          tooltip="Label holding each engine's prefill/decode role (disaggregated serving), for the Role grouping, the fleet table's role column and KV transfer. Empty: llm_isvc_role (KServe) or llm_d_ai_role (llm-d's pod label llm-d.ai/role, when the scrape copies pod labels)."
+          id="vllm-role-label"
+          value={jsonData.roleLabel}
+          placeholder="llm_isvc_role"
+          onChange={setText('roleLabel')}
+          error={isValidLabelName(jsonData.roleLabel) ? undefined : 'Use a Prometheus label name: [a-zA-Z_][a-zA-Z0-9_]*'}
         />
       </ConfigSubSection>
     </ConfigSection>

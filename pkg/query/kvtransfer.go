@@ -1,0 +1,59 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/inferops/vllm-datasource/pkg/frames"
+	"github.com/inferops/vllm-datasource/pkg/vllm"
+)
+
+// kvTransfer answers how KV blocks move between prefill and decode
+// engines (NIXL): each transfer-time quantile, transfers and bytes per
+// second and the failure rates, per grouping (role by default), as plain
+// expressions run concurrently.
+func (p *plan) kvTransfer(ctx context.Context) (data.Frames, error) {
+	sigs := p.b.KVTransferSignals(p.q.Quantiles, p.q.Grouping, p.q.Filters, p.window)
+	m, warn, err := p.signals(ctx, sigs)
+	if err != nil {
+		return nil, err
+	}
+	m, roleNotes := p.roleSeries(m)
+	exprs := make([]string, len(sigs))
+	for i, s := range sigs {
+		exprs[i] = s.Expr
+	}
+	notices := append(append(append([]data.Notice{}, p.notices...), warningNotices(warn)...), roleNotes...)
+	lowest := p.kvLowestBound(ctx)
+	if below := belowBucket(m, lowest); below != "" {
+		notices = append(notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: fmt.Sprintf(
+			"Some %s transfer times are below %gs, the smallest bucket of %snixl_xfer_time_seconds: they are interpolated inside the first bucket, not measured.",
+			below, lowest, p.b.Prefix)})
+	}
+	tags := append(vllm.KVTransferQuantileTags(p.q.Quantiles), vllm.KVTransfers)
+	notices = append(notices, p.signalNotices(ctx, tagsOf(m), []need{
+		{key: vllm.KVXferTime, tags: tags, without: kvWithout(p.b.Prefix)},
+	})...)
+	return frames.TimeSeries(m, frames.SeriesOptions{Unit: string(vllm.UnitSeconds), Units: vllm.KVTransferUnits, Legend: p.q.Legend,
+		GroupLabels: p.b.GroupLabels(p.q.Grouping), Executed: frames.Executed(strings.Join(exprs, "\n"), p.iv.Step), Notices: notices}), nil
+}
+
+// kvWithout says what a kvTransfer answer lacks without the NIXL metrics,
+// naming the ones that come with them.
+func kvWithout(prefix string) string {
+	return fmt.Sprintf("no transfer time, transfer rate, byte rate or failure rate can be shown (%snixl_bytes_transferred, "+
+		"%snixl_num_failed_transfers_total, %snixl_num_failed_notifications_total and %snixl_num_kv_expired_reqs_total come with it: "+
+		"only a fleet that disaggregates prefill and decode through NixlConnector exports them)", prefix, prefix, prefix, prefix)
+}
+
+// kvLowestBound is the smallest bucket bound the selected transfer-time
+// series carry; vLLM's default (5 ms) when the store cannot say.
+func (p *plan) kvLowestBound(ctx context.Context) float64 {
+	if bs := p.bounds(ctx, vllm.KVXferTime); !bs.Default {
+		return bs.Lowest()
+	}
+	return vllm.KVTransferBuckets[0]
+}
