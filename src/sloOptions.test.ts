@@ -1,5 +1,13 @@
 import { validateQuery } from './queryValidation';
-import { parseNumber, snapBound, snapHint, targetError, thresholdError, windowError } from './sloOptions';
+import {
+  defaultTarget,
+  parseNumber,
+  snapBound,
+  snapHint,
+  targetError,
+  thresholdError,
+  windowError,
+} from './sloOptions';
 import { VllmQuery } from './types';
 
 const slo = (extra: Partial<VllmQuery> = {}): VllmQuery => ({ refId: 'A', queryType: 'slo', ...extra });
@@ -42,6 +50,33 @@ describe('slo options (pkg/models/slo.go parseSLO)', () => {
     expect(parseNumber('')).toBeUndefined();
     expect(parseNumber(' 2.5 ')).toBe(2.5);
     expect(parseNumber('$t')).toBe('$t');
+  });
+});
+
+describe('availability objectives (pkg/models/slo.go parseSLO, objective availability)', () => {
+  it('ignores family and threshold, as the backend does, and still checks the target and window', () => {
+    expect(
+      validateQuery(slo({ objective: 'availability', family: 'prefill' as VllmQuery['family'], threshold: 0 }))
+    ).toEqual({});
+    expect(validateQuery(slo({ objective: 'availability', target: 1 })).target).toMatch(/between 0 and 1/);
+    expect(validateQuery(slo({ objective: 'availability', window: '5m' })).window).toMatch(/1h to 366d/);
+  });
+
+  it('has no snap hint and defaults its target to three nines', () => {
+    expect(snapHint(slo({ objective: 'availability', threshold: 0.7 }))).toBeUndefined();
+    expect(defaultTarget(slo({ objective: 'availability' }))).toBe(0.999);
+    expect(defaultTarget(slo())).toBe(0.99);
+  });
+});
+
+describe('workload (pkg/models/workload.go parseWorkload)', () => {
+  const workload = (extra: Partial<VllmQuery> = {}): VllmQuery => ({ refId: 'A', queryType: 'workload', ...extra });
+  it.each(['tokens', 'prompt', 'generation', '$view'])('accepts view %s', (view) => {
+    expect(validateQuery(workload({ view: view as VllmQuery['view'] }))).toEqual({});
+  });
+
+  it('names the allowed choice when the view is unknown', () => {
+    expect(validateQuery(workload({ view: 'Prompt' as VllmQuery['view'] })).view).toMatch(/Unknown view "Prompt"/);
   });
 });
 

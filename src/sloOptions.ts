@@ -5,12 +5,30 @@
 import { ComboboxOption } from '@grafana/ui';
 
 import { hasVariable } from './queryOptions';
-import { VllmQuery, VllmSloFamily, VllmSloSignal } from './types';
+import { VllmQuery, VllmSloFamily, VllmSloObjective, VllmSloSignal } from './types';
 
 export const DEFAULT_SLO_FAMILY: VllmSloFamily = 'ttft';
 /** 1 s is a bucket bound of every SLO family, so a new query shows data at once and needs no snap notice. */
 export const DEFAULT_SLO_THRESHOLD = 1;
 export const DEFAULT_SLO_TARGET = 0.99;
+/** An availability objective's default target (pkg/models/slo.go DefaultAvailabilityTarget): errors are rarer than slow requests. */
+export const DEFAULT_AVAILABILITY_TARGET = 0.999;
+export const DEFAULT_SLO_OBJECTIVE: VllmSloObjective = 'latency';
+
+export const SLO_OBJECTIVE_OPTIONS: Array<{ value: VllmSloObjective; label: string; description: string }> = [
+  { value: 'latency', label: 'Latency threshold', description: 'Requests finishing under a latency threshold' },
+  { value: 'availability', label: 'Availability', description: 'Finished requests not ending in error' },
+];
+
+/** Whether the query is an availability objective (family and threshold do not apply). */
+export function isAvailability(q: VllmQuery): boolean {
+  return q.objective === 'availability';
+}
+
+/** The target the backend uses when none is given: it depends on the objective. */
+export function defaultTarget(q: VllmQuery): number {
+  return isAvailability(q) ? DEFAULT_AVAILABILITY_TARGET : DEFAULT_SLO_TARGET;
+}
 export const DEFAULT_SLO_WINDOW = '28d';
 /** The backend's MaxSLOThreshold, above every bucket vLLM has (7680 s). */
 export const MAX_SLO_THRESHOLD = 1e5;
@@ -135,12 +153,14 @@ export function sloErrors(
 ): Partial<Record<'family' | 'threshold' | 'target' | 'window' | 'signals', string>> {
   const out: Partial<Record<'family' | 'threshold' | 'target' | 'window' | 'signals', string>> = {};
   const family = q.family;
-  if (family && !hasVariable(family) && !SLO_FAMILY_OPTIONS.some((o) => o.value === family)) {
+  const latency = !isAvailability(q);
+  if (latency && family && !hasVariable(family) && !SLO_FAMILY_OPTIONS.some((o) => o.value === family)) {
     out.family = `Unknown SLO latency "${family}"; pick one from the list or a variable`;
   }
   const bad = (q.signals ?? []).find((s) => !SLO_SIGNAL_OPTIONS.some((o) => o.value === s));
   const checks = {
-    threshold: thresholdError(q.threshold),
+    // An availability objective ignores a threshold left from a latency one, as the backend does.
+    threshold: latency ? thresholdError(q.threshold) : undefined,
     target: targetError(q.target),
     window: windowError(q.window),
     signals: bad === undefined ? undefined : `Unknown signal "${bad}"`,
@@ -155,6 +175,9 @@ export function sloErrors(
 
 /** What the editor says a threshold becomes, or undefined when it is a bound already (or not a number yet). */
 export function snapHint(q: VllmQuery): string | undefined {
+  if (isAvailability(q)) {
+    return undefined;
+  }
   const family = (q.family ?? DEFAULT_SLO_FAMILY) as VllmSloFamily;
   const t = typeof q.threshold === 'string' ? parseNumber(q.threshold) : (q.threshold ?? DEFAULT_SLO_THRESHOLD);
   if (typeof t !== 'number' || !SLO_BOUNDS[family] || thresholdError(t)) {

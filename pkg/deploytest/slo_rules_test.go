@@ -19,7 +19,8 @@ const (
 // its rule_files glob, its alerts use severities Alertmanager routes, and
 // its unit tests pass (page at a fast burn, ticket at a slow one, silence
 // inside the budget, the short window resetting the page, two clusters
-// kept apart, V0 and both le spellings counted).
+// kept apart, V0 and both le spellings counted; for availability, aborts
+// served and a healthy fleet silent).
 func TestSLORules(t *testing.T) {
 	bin := promtool(t)
 	out, ok := runTool(t, repoRoot(t), bin, "check", "rules", sloRulesFile)
@@ -61,6 +62,21 @@ func TestSLORuleTestsCanFail(t *testing.T) {
 			"model:vllm_ttft_slo_errors:ratio_rate5m"},
 		{"inter-token without the V0 name",
 			` or rate(vllm:time_per_output_token_seconds_bucket{le=~"0\\.1"}[5m])`, "", "model:vllm_itl_slo_errors:ratio_rate5m"},
+		{"availability counts the engine's aborts as errors",
+			`rate(vllm:request_success_total{finished_reason="error"}[5m])`, `rate(vllm:request_success_total{finished_reason=~"error|abort"}[5m])`, "model:vllm_availability_slo_errors:ratio_rate5m"},
+		{"availability page without its short window: a fixed outage keeps paging",
+			"model:vllm_availability_slo_errors:ratio_rate5m > (14.4 * 0.001)", "model:vllm_availability_slo_errors:ratio_rate1h > (14.4 * 0.001)", "alertname: VLLMAvailabilityBudgetBurnFast"},
+		{"availability page factors raised: the fast burn stops paging",
+			"ratio_rate1h > (14.4 * 0.001)\n            and\n              model:vllm_availability_slo_errors:ratio_rate5m > (14.4 * 0.001)\n          )\n          or\n          (\n              model:vllm_availability_slo_errors:ratio_rate6h > (6 * 0.001)\n            and\n              model:vllm_availability_slo_errors:ratio_rate30m > (6 * 0.001)",
+			"ratio_rate1h > (30 * 0.001)\n            and\n              model:vllm_availability_slo_errors:ratio_rate5m > (30 * 0.001)\n          )\n          or\n          (\n              model:vllm_availability_slo_errors:ratio_rate6h > (30 * 0.001)\n            and\n              model:vllm_availability_slo_errors:ratio_rate30m > (30 * 0.001)",
+			"alertname: VLLMAvailabilityBudgetBurnFast"},
+		{"availability ticket below the budget: the healthy fleet files a ticket",
+			"ratio_rate3d > (1 * 0.001)\n            and\n              model:vllm_availability_slo_errors:ratio_rate6h > (1 * 0.001)",
+			"ratio_rate3d > (0.4 * 0.001)\n            and\n              model:vllm_availability_slo_errors:ratio_rate6h > (0.4 * 0.001)", "alertname: VLLMAvailabilityBudgetBurnSlow"},
+		{"availability clusters summed together",
+			"sum by (cluster, namespace, model_name) (rate(vllm:request_success_total{finished_reason=\"error\"}[5m]))\n            /\n              sum by (cluster, namespace, model_name) (rate(vllm:request_success_total[5m]))",
+			"sum by (namespace, model_name) (rate(vllm:request_success_total{finished_reason=\"error\"}[5m]))\n            /\n              sum by (namespace, model_name) (rate(vllm:request_success_total[5m]))",
+			"model:vllm_availability_slo_errors:ratio_rate5m"},
 	}
 	tests2, err := os.ReadFile(repoPath(t, sloRulesTestFile))
 	require.NoError(t, err)

@@ -3,7 +3,6 @@ package models
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -11,9 +10,20 @@ import (
 	"github.com/prometheus/common/model"
 )
 
-// QuerySLO answers a latency objective: attainment, error budget left and
-// multi-window burn rates.
+// QuerySLO answers a latency or availability objective: attainment, error
+// budget left and multi-window burn rates.
 const QuerySLO QueryType = "slo"
+
+// Objective kinds: a latency objective counts requests under a threshold of
+// a latency histogram; an availability objective counts finished requests
+// that did not end in error (vllm:request_success_total's finished_reason).
+const (
+	SLOLatency      = "latency"
+	SLOAvailability = "availability"
+)
+
+// SLOObjectives are the objective kinds, the default first.
+var SLOObjectives = []string{SLOLatency, SLOAvailability}
 
 // SLOFamilies are the latency histograms an objective can be set on.
 var SLOFamilies = []string{"ttft", "itl", "e2e", "queue_time"}
@@ -29,7 +39,10 @@ const (
 	DefaultSLOFamily    = "ttft"
 	DefaultSLOThreshold = 1.0
 	DefaultSLOTarget    = 0.99
-	DefaultSLOWindow    = "28d"
+	// DefaultAvailabilityTarget is three nines: errors are rarer than slow
+	// requests, and 99% would let one request in a hundred fail.
+	DefaultAvailabilityTarget = 0.999
+	DefaultSLOWindow          = "28d"
 	// MaxSLOThreshold is above every default latency bucket of vLLM
 	// (7680 s); a higher threshold snaps to the store's highest bound.
 	MaxSLOThreshold = 1e5
@@ -37,9 +50,13 @@ const (
 	MaxSLOWindow    = 366 * 24 * time.Hour
 )
 
-// SLO is one latency objective: Target of the requests of Family finish
-// under Threshold seconds over Window.
+// SLO is one objective over Window: for a latency objective, Target of the
+// requests of Family finish under Threshold seconds; for an availability
+// objective, Target of the finished requests do not end in error (Family
+// and Threshold are then unused and left empty).
 type SLO struct {
+	// Objective is SLOLatency or SLOAvailability.
+	Objective string
 	Family    string
 	Threshold float64
 	Target    float64
@@ -58,6 +75,7 @@ type sloRaw struct {
 	Target    json.RawMessage `json:"target"`
 	Window    string          `json:"window"`
 	Signals   []string        `json:"signals"`
+	Objective string          `json:"objective"`
 }
 
 func (q *Query) parseSLO(raw rawQuery, js []byte) error {
@@ -68,21 +86,22 @@ func (q *Query) parseSLO(raw rawQuery, js []byte) error {
 	if raw.Grouping == "" {
 		q.Grouping = GroupModel // an objective is usually a model's promise
 	}
-	q.SLO.Family = raw.Family
-	if q.SLO.Family == "" {
-		q.SLO.Family = DefaultSLOFamily
+	q.SLO.Objective = r.Objective
+	if q.SLO.Objective == "" {
+		q.SLO.Objective = SLOLatency
 	}
-	if err := oneOf("family", q.SLO.Family, SLOFamilies); err != nil {
+	if err := oneOf("objective", q.SLO.Objective, SLOObjectives); err != nil {
 		return err
+	}
+	defTarget := DefaultAvailabilityTarget
+	if q.SLO.Objective == SLOLatency {
+		if err := q.parseSLOLatency(raw.Family, r.Threshold); err != nil {
+			return err
+		}
+		defTarget = DefaultSLOTarget
 	}
 	var err error
-	if q.SLO.Threshold, err = number("threshold", r.Threshold, DefaultSLOThreshold); err != nil {
-		return err
-	}
-	if !(q.SLO.Threshold > 0 && q.SLO.Threshold <= MaxSLOThreshold) {
-		return invalid("threshold %v is out of range; allowed: seconds above 0 up to %g", q.SLO.Threshold, float64(MaxSLOThreshold))
-	}
-	if q.SLO.Target, err = number("target", r.Target, DefaultSLOTarget); err != nil {
+	if q.SLO.Target, err = number("target", r.Target, defTarget); err != nil {
 		return err
 	}
 	if !(q.SLO.Target > 0 && q.SLO.Target < 1) {
@@ -95,6 +114,27 @@ func (q *Query) parseSLO(raw rawQuery, js []byte) error {
 	}
 	q.SLO.Signals = r.Signals
 	return q.parseSLOWindow(r.Window)
+}
+
+// parseSLOLatency reads a latency objective's family and threshold. An
+// availability objective ignores both, so an editor switching kinds may
+// leave them in the query.
+func (q *Query) parseSLOLatency(family string, threshold json.RawMessage) error {
+	q.SLO.Family = family
+	if q.SLO.Family == "" {
+		q.SLO.Family = DefaultSLOFamily
+	}
+	if err := oneOf("family", q.SLO.Family, SLOFamilies); err != nil {
+		return err
+	}
+	var err error
+	if q.SLO.Threshold, err = number("threshold", threshold, DefaultSLOThreshold); err != nil {
+		return err
+	}
+	if !(q.SLO.Threshold > 0 && q.SLO.Threshold <= MaxSLOThreshold) {
+		return invalid("threshold %v is out of range; allowed: seconds above 0 up to %g", q.SLO.Threshold, float64(MaxSLOThreshold))
+	}
+	return nil
 }
 
 func (q *Query) parseSLOWindow(w string) error {
@@ -126,15 +166,19 @@ func number(field string, raw json.RawMessage, def float64) (float64, error) {
 	if json.Unmarshal(raw, &s) != nil {
 		return 0, invalid("%s %s is not a number", field, raw)
 	}
-	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+	f, ok := parseNumber(s)
+	if !ok {
 		return 0, invalid("%s %q is not a number", field, s)
 	}
 	return f, nil
 }
 
-// String describes the objective, e.g. "99% of TTFT under 1s over 28d".
+// String describes the objective, e.g. "99% of ttft under 1s over 28d" or
+// "99.9% of requests without error over 28d".
 func (s SLO) String() string {
+	if s.Objective == SLOAvailability {
+		return fmt.Sprintf("%s%% of requests without error over %s", strconv.FormatFloat(s.Target*100, 'f', -1, 64), s.Window)
+	}
 	return fmt.Sprintf("%s%% of %s under %ss over %s", strconv.FormatFloat(s.Target*100, 'f', -1, 64), s.Family,
 		strconv.FormatFloat(s.Threshold, 'f', -1, 64), s.Window)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/inferops/vllm-datasource/pkg/frames"
 	"github.com/inferops/vllm-datasource/pkg/models"
+	"github.com/inferops/vllm-datasource/pkg/prom"
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
@@ -20,6 +21,9 @@ var sloUnits = map[string]string{"attainment": string(vllm.UnitPercent), "error_
 // slo answers a latency objective per grouping: attainment and budget
 // over the objective's window, and the workbook's burn-rate pairs.
 func (p *plan) slo(ctx context.Context) (data.Frames, error) {
+	if p.q.SLO.Objective == models.SLOAvailability {
+		return p.availability(ctx)
+	}
 	key := vllm.SLOFamilies[p.q.SLO.Family]
 	bs := p.bounds(ctx, key)
 	bound, snapped := bs.Snap(p.q.SLO.Threshold)
@@ -28,10 +32,6 @@ func (p *plan) slo(ctx context.Context) (data.Frames, error) {
 	m, warn, err := p.signals(ctx, sigs)
 	if err != nil {
 		return nil, err
-	}
-	exprs := make([]string, len(sigs))
-	for i, s := range sigs {
-		exprs[i] = s.Expr
 	}
 	notices := append(append([]data.Notice{}, p.notices...), warningNotices(warn)...)
 	notices = append(notices, data.Notice{Severity: data.NoticeSeverityInfo, Text: vllm.AttainmentText(key)})
@@ -43,9 +43,36 @@ func (p *plan) slo(ctx context.Context) (data.Frames, error) {
 	}
 	notices = append(notices, p.signalNotices(ctx, tagsOf(m), []need{{key: key, tags: models.SLOSignals,
 		without: "no attainment or burn rate can be computed"}}, key)...)
+	return p.sloFrames(m, sigs, notices), nil
+}
+
+// availability answers an availability objective per grouping: the share
+// of finished requests that did not end in error, its budget and burn
+// rates, with the same windows and outputs as a latency objective.
+func (p *plan) availability(ctx context.Context) (data.Frames, error) {
+	o := vllm.Availability(p.q.SLO.Target, p.q.SLO.Window)
+	sigs := pick(p.b.SLOSignals(o, p.q.Grouping, p.q.Filters), p.q.SLO.Signals)
+	m, warn, err := p.signals(ctx, sigs)
+	if err != nil {
+		return nil, err
+	}
+	notices := append(append([]data.Notice{}, p.notices...), warningNotices(warn)...)
+	notices = append(notices, data.Notice{Severity: data.NoticeSeverityInfo, Text: vllm.AvailabilityText()})
+	notices = append(notices, p.signalNotices(ctx, tagsOf(m), []need{{key: vllm.RequestSuccess, tags: models.SLOSignals,
+		without: "no attainment or burn rate can be computed (engines without finished_reason=\"error\", V0 and V1 before about 0.13, cannot report errors)"}})...)
+	return p.sloFrames(m, sigs, notices), nil
+}
+
+// sloFrames frames an objective's series, every expression in the
+// executed query.
+func (p *plan) sloFrames(m prom.Matrix, sigs []vllm.SignalExpr, notices []data.Notice) data.Frames {
+	exprs := make([]string, len(sigs))
+	for i, s := range sigs {
+		exprs[i] = s.Expr
+	}
 	return frames.TimeSeries(m, frames.SeriesOptions{Units: sloUnits, Unit: string(vllm.UnitNone), Legend: p.q.Legend,
 		GroupLabels: p.b.GroupLabels(p.q.Grouping), Executed: frames.Executed(strings.Join(exprs, "\n"), p.iv.Step),
-		Notices: notices}), nil
+		Notices: notices})
 }
 
 // pick keeps the signals named in want, all when want is empty.

@@ -90,7 +90,9 @@ var BurnPairs = []BurnPair{
 func (p BurnPair) Name() string { return "burn_" + p.Long + "_" + p.Short }
 
 // Objective is an SLO as the builder needs it: the family's signal, the
-// threshold already on a bucket bound, the target and the window.
+// threshold already on a bucket bound, the target and the window. An
+// availability objective has Key RequestSuccess and no bound: its good
+// requests are the finished ones that did not end in error.
 type Objective struct {
 	Key    SignalKey
 	Bound  float64
@@ -131,9 +133,21 @@ func (b Builder) SLOSignals(o Objective, g models.Grouping, f models.Filters) []
 	return out
 }
 
+// Availability is the objective that Target of the finished requests do
+// not end in error over window.
+func Availability(target float64, window string) Objective {
+	return Objective{Key: RequestSuccess, Target: target, Window: window}
+}
+
 // sloRatio is the share of requests at or under the bound over window:
-// the rate of the bound's bucket over the rate of all requests.
+// the rate of the bound's bucket over the rate of all requests. For an
+// availability objective it is 1 − the error share (ErrorShare), so a
+// group whose engines cannot report errors (V0) shows no attainment
+// rather than a perfect one.
 func (b Builder) sloRatio(o Objective, gl []string, f models.Filters, window string) string {
+	if o.Key == RequestSuccess {
+		return "(1 - " + b.ErrorShare(gl, f, window) + ")"
+	}
 	good := f
 	good.Labels = append(append([]*labels.Matcher(nil), f.Labels...), o.leMatcher())
 	return "(" + agg("sum", gl, b.rateUnion(o.Key, good, "_bucket", window)) + " / " +

@@ -76,6 +76,76 @@ describe('QueryEditor: slo', () => {
   });
 });
 
+describe('QueryEditor: slo availability', () => {
+  it('switching to availability hides latency and threshold and shows the three-nines default target', async () => {
+    const { onChange, onRunQuery } = setup(base);
+    expect(screen.getByRole('radio', { name: 'Latency threshold' })).toBeChecked();
+    await userEvent.click(screen.getByRole('radio', { name: 'Availability' }));
+    expect(onChange).toHaveBeenCalledWith({ ...base, objective: 'availability' });
+    expect(onRunQuery).toHaveBeenCalledTimes(1);
+  });
+
+  it('an availability objective has no latency or threshold field and defaults its target to 0.999', () => {
+    setup({ ...base, objective: 'availability' });
+    expect(screen.getByRole('radio', { name: 'Availability' })).toBeChecked();
+    expect(screen.queryByLabelText('Latency')).toBeNull();
+    expect(screen.queryByLabelText('Threshold (s)')).toBeNull();
+    expect(screen.getByLabelText('Target')).toHaveAttribute('placeholder', '0.999');
+  });
+
+  it('ignores a bad threshold left from a latency objective, as the backend does, and still checks the target', async () => {
+    const { onChange, onRunQuery } = setup({ ...base, objective: 'availability', threshold: 0 });
+    expect(screen.queryByText(/Threshold must be/)).toBeNull();
+    const input = screen.getByLabelText('Target');
+    await userEvent.type(input, '99.9{Enter}');
+    expect(onChange).toHaveBeenCalledWith({ ...base, objective: 'availability', threshold: 0, target: 99.9 });
+    expect(onRunQuery).not.toHaveBeenCalled();
+  });
+
+  it('going back to latency removes the objective field', async () => {
+    const query: VllmQuery = { ...base, objective: 'availability' };
+    const { onChange } = setup(query);
+    await userEvent.click(screen.getByRole('radio', { name: 'Latency threshold' }));
+    expect(onChange).toHaveBeenCalledWith({ ...query, objective: undefined });
+  });
+});
+
+describe('QueryEditor: workload', () => {
+  const workload: VllmQuery = { refId: 'A', queryType: 'workload' };
+
+  it('is offered as a query type and shows the default view, grouped by instance', async () => {
+    const query: VllmQuery = { refId: 'A', queryType: 'queue', models: ['m'] };
+    const { onChange, onRunQuery } = setup(query);
+    await pickOne('Query', 'Workload');
+    expect(onChange).toHaveBeenCalledWith({ ...query, queryType: 'workload' });
+    expect(onRunQuery).toHaveBeenCalledTimes(1);
+  });
+
+  it('shows the tokens view by default', () => {
+    setup(workload);
+    expect(screen.getByLabelText('View')).toHaveValue('Tokens and errors');
+    expect(screen.getByRole('radio', { name: 'Instance' })).toBeChecked();
+  });
+
+  it('picks a heatmap view and runs', async () => {
+    const { onChange, onRunQuery } = setup(workload);
+    await pickOne('View', 'Prompt lengths');
+    expect(onChange).toHaveBeenCalledWith({ ...workload, view: 'prompt' });
+    expect(onRunQuery).toHaveBeenCalledTimes(1);
+  });
+
+  it('flags a stored unknown view and does not run it', () => {
+    setup({ ...workload, view: 'heatmap' as VllmQuery['view'] });
+    expect(screen.getByText('Unknown view "heatmap"; pick one from the list or a variable')).toBeInTheDocument();
+  });
+
+  it('resolves a view variable', () => {
+    setTemplateSrv(new FakeTemplateSrv({ v: 'generation' }));
+    const { ds } = setup(workload);
+    expect(ds.applyTemplateVariables({ ...workload, view: '$v' }, {}).view).toBe('generation');
+  });
+});
+
 describe('QueryEditor: host', () => {
   it('is offered as a query type, grouped by instance only, and runs at once', async () => {
     const query: VllmQuery = { refId: 'A', queryType: 'queue', instances: ['gpu-a:8000'] };

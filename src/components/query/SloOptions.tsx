@@ -1,61 +1,85 @@
 import React from 'react';
-import { InlineField, InlineFieldRow, MultiCombobox, Text } from '@grafana/ui';
+import { InlineField, InlineFieldRow, MultiCombobox, RadioButtonGroup, Text } from '@grafana/ui';
 
 import {
   DEFAULT_SLO_FAMILY,
-  DEFAULT_SLO_TARGET,
+  DEFAULT_SLO_OBJECTIVE,
   DEFAULT_SLO_THRESHOLD,
   DEFAULT_SLO_WINDOW,
   SLO_FAMILY_OPTIONS,
+  SLO_OBJECTIVE_OPTIONS,
   SLO_SIGNAL_OPTIONS,
+  defaultTarget,
+  isAvailability,
   parseNumber,
   snapHint,
 } from '../../sloOptions';
-import { VllmSloSignal } from '../../types';
+import { VllmSloObjective, VllmSloSignal } from '../../types';
 import { ChoiceField } from './ChoiceField';
 import { CommitInput } from './CommitInput';
 import { OptionsProps } from './types';
 
 /**
- * SLO: the objective (latency histogram, threshold, target, window) and which of its series to return. Every field
- * may stay empty: the backend's defaults (99% of TTFT within 1 s over 28 days) show data at once.
+ * SLO: the objective (latency: histogram and threshold; or availability), its target and window, and which of its
+ * series to return. Every field may stay empty: the backend's defaults (99% of TTFT within 1 s over 28 days, or 99.9%
+ * of finished requests without error) show data at once.
  */
 export function SloOptions({ query, errors, variableRefs, onChange }: OptionsProps) {
   const hint = snapHint(query);
+  const latency = !isAvailability(query);
   return (
     <>
       <InlineFieldRow>
-        <ChoiceField
-          label="Latency"
-          id="vllm-slo-family"
-          tooltip="The latency histogram the objective is set on."
-          value={query.family}
-          defaultValue={DEFAULT_SLO_FAMILY}
-          options={SLO_FAMILY_OPTIONS}
-          variableRefs={variableRefs}
-          error={errors.family}
-          onChange={(family) => onChange({ family: family as OptionsProps['query']['family'] })}
-        />
         <InlineField
-          label="Threshold (s)"
+          label="Objective"
           labelWidth={14}
-          tooltip="Requests at or under this many seconds are good. A histogram only counts up to its bucket bounds, so the nearest bound is used (the query says which)."
-          invalid={Boolean(errors.threshold)}
-          error={errors.threshold}
+          tooltip="Latency: requests under a threshold of a latency histogram. Availability: finished requests that did not end in error (vLLM's finished_reason); client aborts never reach vLLM's metrics, so client-side failures are not in it."
         >
-          <CommitInput
-            id="vllm-slo-threshold"
-            width={10}
-            value={query.threshold === undefined ? '' : String(query.threshold)}
-            placeholder={String(DEFAULT_SLO_THRESHOLD)}
-            invalid={Boolean(errors.threshold)}
-            onCommit={(text) => onChange({ threshold: parseNumber(text) })}
+          <RadioButtonGroup<VllmSloObjective>
+            options={SLO_OBJECTIVE_OPTIONS}
+            value={query.objective ?? DEFAULT_SLO_OBJECTIVE}
+            onChange={(objective) =>
+              onChange({ objective: objective === DEFAULT_SLO_OBJECTIVE ? undefined : objective })
+            }
           />
         </InlineField>
+      </InlineFieldRow>
+      <InlineFieldRow>
+        {latency && (
+          <ChoiceField
+            label="Latency"
+            id="vllm-slo-family"
+            tooltip="The latency histogram the objective is set on."
+            value={query.family}
+            defaultValue={DEFAULT_SLO_FAMILY}
+            options={SLO_FAMILY_OPTIONS}
+            variableRefs={variableRefs}
+            error={errors.family}
+            onChange={(family) => onChange({ family: family as OptionsProps['query']['family'] })}
+          />
+        )}
+        {latency && (
+          <InlineField
+            label="Threshold (s)"
+            labelWidth={14}
+            tooltip="Requests at or under this many seconds are good. A histogram only counts up to its bucket bounds, so the nearest bound is used (the query says which)."
+            invalid={Boolean(errors.threshold)}
+            error={errors.threshold}
+          >
+            <CommitInput
+              id="vllm-slo-threshold"
+              width={10}
+              value={query.threshold === undefined ? '' : String(query.threshold)}
+              placeholder={String(DEFAULT_SLO_THRESHOLD)}
+              invalid={Boolean(errors.threshold)}
+              onCommit={(text) => onChange({ threshold: parseNumber(text) })}
+            />
+          </InlineField>
+        )}
         <InlineField
           label="Target"
           labelWidth={10}
-          tooltip="Share of requests that must be good, between 0 and 1: 0.99 for 99%."
+          tooltip="Share of requests that must be good, between 0 and 1: 0.99 for 99%, 0.999 for 99.9%."
           invalid={Boolean(errors.target)}
           error={errors.target}
         >
@@ -63,7 +87,7 @@ export function SloOptions({ query, errors, variableRefs, onChange }: OptionsPro
             id="vllm-slo-target"
             width={10}
             value={query.target === undefined ? '' : String(query.target)}
-            placeholder={String(DEFAULT_SLO_TARGET)}
+            placeholder={String(defaultTarget(query))}
             invalid={Boolean(errors.target)}
             onCommit={(text) => onChange({ target: parseNumber(text) })}
           />

@@ -1,0 +1,122 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/inferops/vllm-datasource/pkg/frames"
+	"github.com/inferops/vllm-datasource/pkg/prom"
+	"github.com/inferops/vllm-datasource/pkg/vllm"
+)
+
+// workloadUnits are the units of the tokens view's signals.
+var workloadUnits = map[string]string{
+	vllm.WorkloadPromptMean: string(vllm.UnitTokens), vllm.WorkloadGenerationMean: string(vllm.UnitTokens),
+	vllm.WorkloadRequests: "reqps", vllm.ErrorShare: string(vllm.UnitPercent), vllm.GatewayErrorShare: string(vllm.UnitPercent),
+}
+
+// workload answers the workload query: length distributions as heatmaps,
+// or the token means, request rate and error shares as series.
+func (p *plan) workload(ctx context.Context) (data.Frames, error) {
+	if p.q.Heatmap() {
+		return p.lengths(ctx)
+	}
+	sigs := p.b.WorkloadSignals(p.q.Grouping, p.q.Filters, p.window)
+	m, warn, err := p.signals(ctx, sigs)
+	if err != nil {
+		return nil, err
+	}
+	exprs := make([]string, len(sigs))
+	for i, s := range sigs {
+		exprs[i] = s.Expr
+	}
+	tags := tagsOf(m)
+	notices := append(append([]data.Notice{}, p.notices...), warningNotices(warn)...)
+	gateway := sigs[len(sigs)-1].Name == vllm.GatewayErrorShare
+	notices = append(notices, data.Notice{Severity: data.NoticeSeverityInfo, Text: vllm.ErrorShareText(gateway)})
+	if tags[vllm.WorkloadRequests] && !tags[vllm.ErrorShare] {
+		notices = append(notices, data.Notice{Severity: data.NoticeSeverityInfo, Text: noErrorReasonText})
+	}
+	notices = append(notices, p.signalNotices(ctx, tags, []need{
+		{key: vllm.RequestPromptTokens, tags: []string{vllm.WorkloadPromptMean, vllm.WorkloadRequests}, without: "no token means or request rate can be shown"},
+	})...)
+	return frames.TimeSeries(m, frames.SeriesOptions{Units: workloadUnits, Unit: string(vllm.UnitNone), Legend: p.q.Legend,
+		GroupLabels: p.b.GroupLabels(p.q.Grouping), Executed: frames.Executed(strings.Join(exprs, "\n"), p.iv.Step),
+		Notices: notices}), nil
+}
+
+// noErrorReasonText explains an error share that is absent while requests finish.
+const noErrorReasonText = `No error share: the selected engines finish requests but report no finished_reason="error" series (vLLM V0 and V1 releases before about 0.13 do not have that reason), so their errors cannot be told apart.`
+
+// minScrapesPerStep is how many scrapes a step must span for its own
+// increase: Grafana's $__rate_interval asks for four.
+const minScrapesPerStep = 4
+
+// lengths answers a length distribution: requests finished per step in
+// each length bucket, per grouping, as heatmap-rows frames.
+func (p *plan) lengths(ctx context.Context) (data.Frames, error) {
+	key := vllm.WorkloadFamilies[p.q.View]
+	perStep := p.iv.Step >= minScrapesPerStep*p.e.Settings.ScrapeInterval
+	expr := p.b.LengthBuckets(key, p.q.Grouping, p.q.Filters, p.window, p.iv.Step, perStep)
+	m, warn, err := p.memo.rangeQuery(ctx, expr, p.rng())
+	if err != nil {
+		return nil, err
+	}
+	name := p.q.View + "_tokens"
+	series := make(prom.Matrix, len(m))
+	for i, s := range m {
+		series[i] = tagged(s, name)
+	}
+	notices := append(append([]data.Notice{}, p.notices...), warningNotices(warn)...)
+	notices = append(notices, data.Notice{Severity: data.NoticeSeverityInfo, Text: fmt.Sprintf(
+		"Each cell counts the requests that finished in the step (%s) with a %s length up to the bucket's bound and above the bound below it; +Inf holds those above the highest bound. Lengths are observed when a request finishes: client aborts are not counted.",
+		p.iv.Step, p.q.View)})
+	if !perStep {
+		notices = append(notices, data.Notice{Severity: data.NoticeSeverityInfo, Text: fmt.Sprintf(
+			"The step (%s) holds fewer than %d scrapes, so each count is the rate over %s times the step: an estimate smoothed over that window, not the step's exact count. A longer step (Min interval) gives exact counts per step.",
+			p.iv.Step, minScrapesPerStep, p.window)})
+	}
+	notices = append(notices, p.carrierNotices(ctx, key)...)
+	notices = append(notices, p.signalNotices(ctx, map[string]bool{name: len(m) > 0}, []need{
+		{key: key, tags: []string{name}, without: "no length distribution can be shown"},
+	})...)
+	return frames.Heatmap(series, frames.HeatmapOptions{Legend: p.q.Legend, GroupLabels: p.b.GroupLabels(p.q.Grouping),
+		Unit: string(vllm.UnitCount), Executed: frames.Executed(expr, p.iv.Step), Notices: notices}), nil
+}
+
+// carrierNotices warns when some selected engines lack some of the length
+// bounds the store holds for key (vLLM sizes the buckets by each engine's
+// max_model_len): summed across engines, those buckets count only the
+// engines that have them. Nothing when the store's bounds cannot be read
+// or a probe goes unanswered.
+func (p *plan) carrierNotices(ctx context.Context, key vllm.SignalKey) []data.Notice {
+	if bs := p.bounds(ctx, key); bs.Default || bs.Empty() {
+		return nil
+	}
+	perBoundExpr, totalExpr := p.b.BoundCarriers(key, p.q.Filters)
+	perBound, _, err := p.memo.instantQuery(ctx, perBoundExpr, p.iv.End, p.iv.Step)
+	if err != nil {
+		return nil
+	}
+	total, _, err := p.memo.instantQuery(ctx, totalExpr, p.iv.End, p.iv.Step)
+	if err != nil || len(total) == 0 {
+		return nil
+	}
+	n := float64(total[0].Value)
+	var les []string
+	for _, s := range perBound {
+		if float64(s.Value) < n {
+			les = append(les, string(s.Metric["le"]))
+		}
+	}
+	partial := vllm.ParseBounds(les)
+	if partial.Empty() {
+		return nil
+	}
+	return []data.Notice{{Severity: data.NoticeSeverityWarning, Text: fmt.Sprintf(
+		"Some of the %g selected engines lack the %s length bounds %s (vLLM sizes these buckets by each engine's max_model_len): summed together, those buckets count only the engines that have them, and the bucket above takes the rest. Group by model, or filter to engines of one context length, to keep one bucket list per heatmap.",
+		n, p.q.View, partial.Text())}}
+}
