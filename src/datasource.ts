@@ -9,15 +9,16 @@ import { DataSourceWithBackend, getTemplateSrv } from '@grafana/runtime';
 
 import { annotationSupport } from './annotations';
 import { BACKEND_BUILTINS } from './queryOptions';
-import { DEFAULT_QUERY, VllmDataSourceOptions, VllmQuery, VllmVariableQuery } from './types';
-import { VllmVariableSupport, normalizeVariableQuery } from './variables';
+import { DEFAULT_QUERY, VllmDataSourceApi, VllmDataSourceOptions, VllmQuery, VllmVariableQuery } from './types';
+import { normalizeVariableQuery } from './variableQuery';
+import { VllmVariableSupport } from './variables';
 
 /**
  * The browser side of the data source. Queries, health checks, alerting and annotations all run in the Go
  * backend; this class supplies defaults, resolves dashboard variables before a query is sent, and reads the
  * backend's resource routes (models, instances, engines) for the editors and query variables.
  */
-export class DataSource extends DataSourceWithBackend<VllmQuery, VllmDataSourceOptions> {
+export class DataSource extends DataSourceWithBackend<VllmQuery, VllmDataSourceOptions> implements VllmDataSourceApi {
   constructor(instanceSettings: DataSourceInstanceSettings<VllmDataSourceOptions>) {
     super(instanceSettings);
     // Annotation queries use the query editor and default to preemption events; they run through the normal
@@ -51,6 +52,7 @@ export class DataSource extends DataSourceWithBackend<VllmQuery, VllmDataSourceO
         typeof query.threshold === 'string' ? toNumberIfNumeric(replace(query.threshold) ?? '') : query.threshold,
       target: typeof query.target === 'string' ? toNumberIfNumeric(replace(query.target) ?? '') : query.target,
       window: replace(query.window),
+      view: replace(query.view) as VllmQuery['view'],
       quantiles: query.quantiles?.flatMap((q) =>
         typeof q === 'number' ? [q] : expandEntry(q, scopedVars).map(toNumberIfNumeric)
       ),

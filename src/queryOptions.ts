@@ -10,6 +10,7 @@ import {
   VllmGpuFormat,
   VllmGpuSource,
   VllmGrouping,
+  VllmLoRAFormat,
   VllmQueryType,
   VllmRankSignal,
   VllmSaturationFormat,
@@ -39,8 +40,33 @@ export const QUERY_TYPE_OPTIONS: Array<ComboboxOption<VllmQueryType>> = [
     label: 'Saturation',
     description: 'A verdict per instance (queueing, KV-bound, …) with its evidence',
   },
-  { value: 'slo', label: 'SLO', description: 'Latency objective: attainment, error budget, burn rates' },
+  {
+    value: 'slo',
+    label: 'SLO',
+    description: 'Latency or availability objective: attainment, error budget, burn rates',
+  },
   { value: 'host', label: 'Host', description: 'CPU, memory, network and disk of the host under each instance' },
+  {
+    value: 'prefixCache',
+    label: 'Prefix cache',
+    description: 'Prefix-cache hit rate (local and KV connector) and prompt tokens/s by source',
+  },
+  {
+    value: 'specDecode',
+    label: 'Speculative decoding',
+    description: 'Draft acceptance rate, mean acceptance length, acceptance by draft position',
+  },
+  { value: 'lora', label: 'LoRA adapters', description: 'The LoRA adapters in use on each server, and max_loras' },
+  {
+    value: 'kvTransfer',
+    label: 'KV transfer',
+    description: 'Prefill/decode KV-cache transfers (NIXL): time quantiles, bytes/s, failures/s',
+  },
+  {
+    value: 'workload',
+    label: 'Workload',
+    description: 'Prompt and output lengths (means or heatmaps), finished requests/s, error share',
+  },
   { value: 'promql', label: 'PromQL', description: 'Raw PromQL, for panels no vLLM query type covers' },
 ];
 
@@ -49,6 +75,7 @@ export const GROUPING_OPTIONS: Array<{ value: VllmGrouping; label: string; descr
   { value: 'model', label: 'Model' },
   { value: 'instance', label: 'Instance' },
   { value: 'instance_engine', label: 'Engine', description: 'One series per engine of each instance' },
+  { value: 'role', label: 'Role', description: 'One series per prefill/decode role (disaggregated serving)' },
 ];
 
 /** Top-k ranks servers or engines, so the backend only accepts those groupings for it (parseGrouping). */
@@ -60,13 +87,22 @@ export function groupingOptionsFor(queryType: VllmQueryType) {
     // Always one row per engine.
     return GROUPING_OPTIONS.filter((o) => o.value === 'instance_engine');
   }
-  if (queryType === 'host') {
+  if (queryType === 'host' || queryType === 'lora') {
+    // One answer per server: vLLM reports host and LoRA data once per server.
     return GROUPING_OPTIONS.filter((o) => o.value === 'instance');
   }
-  return queryType === 'topk' || queryType === 'saturation'
-    ? GROUPING_OPTIONS.filter((o) => TOPK_GROUPINGS.includes(o.value))
-    : GROUPING_OPTIONS;
+  if (queryType === 'saturation') {
+    // A verdict per server or engine, or per role pool (prefill and decode are scaled apart).
+    return GROUPING_OPTIONS.filter((o) => [...TOPK_GROUPINGS, 'role'].includes(o.value));
+  }
+  return queryType === 'topk' ? GROUPING_OPTIONS.filter((o) => TOPK_GROUPINGS.includes(o.value)) : GROUPING_OPTIONS;
 }
+
+/** LoRA output, stored as format (pkg/models/lora.go LoRAFormats); absent means table. */
+export const LORA_FORMAT_OPTIONS: Array<{ value: VllmLoRAFormat; label: string; description: string }> = [
+  { value: 'table', label: 'Table', description: 'One row per server: running and waiting adapters now, max LoRAs' },
+  { value: 'series', label: 'Series', description: 'Running and waiting adapter counts per server over time' },
+];
 
 /** Saturation output, stored as format (pkg/models/diagnosis.go DiagnosisFormats); absent means both. */
 export const SATURATION_FORMAT_OPTIONS: Array<{ value: VllmSaturationFormat; label: string; description: string }> = [

@@ -13,12 +13,14 @@ import {
   MAX_FILTER_VALUES,
   MAX_K,
   FLEET_FORMAT_OPTIONS,
+  LORA_FORMAT_OPTIONS,
   RANK_BY_OPTIONS,
   SATURATION_FORMAT_OPTIONS,
   groupingOptionsFor,
   hasVariable,
 } from './queryOptions';
 import { sloErrors } from './sloOptions';
+import { WORKLOAD_VIEW_OPTIONS } from './workloadOptions';
 import { VllmQuery } from './types';
 import { matchersError } from './validation';
 
@@ -42,7 +44,8 @@ export type QueryErrors = Partial<
     | 'threshold'
     | 'target'
     | 'window'
-    | 'signals',
+    | 'signals'
+    | 'view',
     string
   >
 >;
@@ -175,6 +178,9 @@ export function validateQuery(query: VllmQuery): QueryErrors {
   set('engines', filterError(query.engines));
   set('interval', intervalError(query.interval));
   set('matchers', matchersError(query.matchers));
+  if (type === 'kvTransfer') {
+    set('quantiles', quantileError(query.quantiles));
+  }
   if (type === 'waitTime') {
     set('quantiles', quantileError(query.quantiles));
     set('family', choiceError('latency family', query.family, FAMILY_OPTIONS));
@@ -189,8 +195,14 @@ export function validateQuery(query: VllmQuery): QueryErrors {
     set('source', choiceError('source', query.source, GPU_SOURCE_OPTIONS));
     set('format', choiceError('format', query.format, GPU_FORMAT_OPTIONS));
   }
+  if (type === 'workload') {
+    set('view', choiceError('view', query.view, WORKLOAD_VIEW_OPTIONS));
+  }
   if (type === 'saturation') {
     set('format', choiceError('output format', query.format, SATURATION_FORMAT_OPTIONS));
+  }
+  if (type === 'lora') {
+    set('format', choiceError('output format', query.format, LORA_FORMAT_OPTIONS));
   }
   if (type === 'fleet') {
     set('format', choiceError('format (the fleet is a table)', query.format, FLEET_FORMAT_OPTIONS));

@@ -1,4 +1,11 @@
-import { DataSourceJsonData } from '@grafana/data';
+import {
+  DataSourceApi,
+  DataSourceJsonData,
+  LegacyMetricFindQueryOptions,
+  MetricFindValue,
+  QueryEditorProps,
+  ScopedVars,
+} from '@grafana/data';
 import { DataQuery } from '@grafana/schema';
 
 /**
@@ -6,7 +13,21 @@ import { DataQuery } from '@grafana/schema';
  * so the frontend only carries intent; `promql` is the escape hatch for panels no vLLM query type covers.
  */
 export type VllmQueryType =
-  'queue' | 'waitTime' | 'preemptions' | 'topk' | 'gpu' | 'fleet' | 'saturation' | 'slo' | 'host' | 'promql';
+  | 'queue'
+  | 'waitTime'
+  | 'preemptions'
+  | 'topk'
+  | 'gpu'
+  | 'fleet'
+  | 'saturation'
+  | 'slo'
+  | 'host'
+  | 'workload'
+  | 'specDecode'
+  | 'lora'
+  | 'prefixCache'
+  | 'kvTransfer'
+  | 'promql';
 
 /**
  * How series are grouped:
@@ -14,8 +35,10 @@ export type VllmQueryType =
  * - model: one series per served model
  * - instance: one series per vLLM server (the configured instance label)
  * - instance_engine: one series per engine inside a server (data-parallel engines)
+ * - role: one series per prefill/decode role of a disaggregated fleet (the data source's roleLabel, or the labels the
+ *   known stacks use); series without a role form one group
  */
-export type VllmGrouping = 'none' | 'model' | 'instance' | 'instance_engine';
+export type VllmGrouping = 'none' | 'model' | 'instance' | 'instance_engine' | 'role';
 
 /** Latency histograms a wait-time query can read (pkg/models/query.go Families); the backend defaults to queue_time. */
 export type VllmWaitFamily = 'queue_time' | 'ttft' | 'itl' | 'e2e' | 'prefill' | 'decode' | 'inference';
@@ -37,6 +60,9 @@ export type VllmTopKFormat = 'table' | 'series' | 'both';
 
 /** Saturation: the verdict table, the series (utilisation, arrivals vs completions, verdict timelines), or both (default). Fleet is always a table. */
 export type VllmSaturationFormat = 'both' | 'table' | 'series';
+
+/** LoRA: one table row per server with its adapters now (default), or the adapter counts per server over time. */
+export type VllmLoRAFormat = 'table' | 'series';
 
 /**
  * A reference to a dashboard variable ("$model", "${model}", "${model:raw}"). Option fields that are not free text
@@ -68,7 +94,7 @@ export interface VllmQuery extends DataQuery {
    */
   matchers?: string;
   /**
-   * Wait time: quantiles in (0, 1); the backend defaults to [0.5, 0.9, 0.99]. The backend wants numbers; an entry
+   * Wait time and KV transfer: quantiles in (0, 1); the backend defaults to [0.5, 0.9, 0.99]. The backend wants numbers; an entry
    * may be a string only while it holds a dashboard variable ("$q"), which applyTemplateVariables turns into numbers.
    */
   quantiles?: Array<number | string>;
@@ -93,7 +119,7 @@ export interface VllmQuery extends DataQuery {
    * "series" is the same as asSeries, absent or "both" returns both. The meaning differs per type, so the editor
    * drops it when switching between the two.
    */
-  format?: VllmGpuFormat | VllmTopKFormat | VllmSaturationFormat;
+  format?: VllmGpuFormat | VllmTopKFormat | VllmSaturationFormat | VllmLoRAFormat;
   /** PromQL: the expression (required). Dashboard variables are resolved; $__interval, $__rate_interval, $__range by the backend. */
   expr?: string;
   /** PromQL: Grafana unit of the result, e.g. reqps or short. */
@@ -107,7 +133,20 @@ export interface VllmQuery extends DataQuery {
   window?: string;
   /** SLO: return only these signals (e.g. one burn-rate pair for an alert rule); absent returns all. */
   signals?: VllmSloSignal[];
+  /**
+   * SLO: a latency objective (default; family and threshold apply) or an availability objective (the share of finished
+   * requests not ending in error; family and threshold are ignored, the target defaults to 0.999).
+   */
+  objective?: VllmSloObjective;
+  /** Workload (pkg/models/workload.go): token means and error share (default), or a length distribution heatmap. */
+  view?: VllmWorkloadView | VariableRef;
 }
+
+/** SLO objective kinds (pkg/models/slo.go SLOObjectives); the backend defaults to latency. */
+export type VllmSloObjective = 'latency' | 'availability';
+
+/** Workload views (pkg/models/workload.go WorkloadViews); the backend defaults to tokens. */
+export type VllmWorkloadView = 'tokens' | 'prompt' | 'generation';
 
 /** Latency histograms an SLO can be set on (pkg/models/slo.go SLOFamilies); the backend defaults to ttft. */
 export type VllmSloFamily = 'ttft' | 'itl' | 'e2e' | 'queue_time';
@@ -208,6 +247,11 @@ export interface VllmDataSourceOptions extends DataSourceJsonData {
   /** Prefix of every vLLM metric name (vllm:, or ray_vllm: behind Ray Serve). */
   metricPrefix?: string;
   /**
+   * Label holding each engine's prefill/decode role. Empty: llm_isvc_role (KServe) or llm_d_ai_role (llm-d's pod
+   * label llm-d.ai/role as scraped), whichever the series carry.
+   */
+  roleLabel?: string;
+  /**
    * Scopes the data source to one fleet in a shared store: PromQL label matchers such as
    * `cluster="eu-1", namespace="inference"`, added by the backend to every series selector it writes.
    */
@@ -221,6 +265,13 @@ export interface VllmDataSourceOptions extends DataSourceJsonData {
   incrementalQuerying?: boolean;
   /** How far back from each fetch steps are asked for again (default 10m; at least the scrape interval). */
   incrementalQueryOverlapWindow?: string;
+  /**
+   * Plan queries on the shipped recording rules (deploy/prometheus/rules/vllm-recording.rules.yml) where they answer
+   * exactly; absent means on (used when found).
+   */
+  recordingRules?: boolean;
+  /** Prefix of the recording rules' series names (default engine:), for groups renamed on install. */
+  rulePrefix?: string;
 
   /**
    * Which of the two ways to find node agents (GPU numbers) the editor shows. The backend does not read it: it uses
@@ -276,3 +327,48 @@ export interface VllmSecureJsonData {
   agentToken?: string;
   [httpHeaderValue: `httpHeaderValue${number}`]: string | undefined;
 }
+
+/**
+ * What the editors and the query-variable support ask of the data source: the backend's resource routes and the
+ * dashboard's variables. An option component that needs the fleet's names takes this, not the DataSource class:
+ * the class imports the editors (through annotations.ts and variables.ts), so typing them with it would close an
+ * import circle (src/imports.test.ts fails on one). DataSource (datasource.ts) implements it; tests can hand a
+ * component a plain object with these methods.
+ */
+export interface VllmResourceApi {
+  /** The dashboard's variables as "$name", offered next to the real values in the filter pickers. */
+  getVariableRefs(): string[];
+  /** Interpolates every entry of a filter list; a multi-value variable yields one entry per value. */
+  interpolateList(entries: string[] | undefined, scopedVars?: ScopedVars): string[] | undefined;
+  /** GET models: every served model name. */
+  getModels(): Promise<string[]>;
+  /** GET instances, optionally only those serving one of `models`. */
+  getInstances(models?: string[]): Promise<string[]>;
+  /** GET engines, optionally only those of `models` and `instances`. */
+  getEngines(models?: string[], instances?: string[]): Promise<string[]>;
+  /** Values of a query variable (models, instances, engines, clusters, namespaces). */
+  metricFindQuery(
+    query: VllmVariableQuery | string,
+    options?: LegacyMetricFindQueryOptions
+  ): Promise<MetricFindValue[]>;
+}
+
+/**
+ * The data source as the editors see it: Grafana's DataSourceApi (QueryEditorProps requires one) plus the
+ * resource methods above.
+ */
+export interface VllmDataSourceApi extends DataSourceApi<VllmQuery, VllmDataSourceOptions>, VllmResourceApi {
+  // DataSourceApi declares it optional with an untyped query; ours always exists and takes a variable query.
+  metricFindQuery(
+    query: VllmVariableQuery | string,
+    options?: LegacyMetricFindQueryOptions
+  ): Promise<MetricFindValue[]>;
+}
+
+/** Props of a query editor of this data source; TVQuery is the variable editor's query type. */
+export type VllmQueryEditorProps<TVQuery extends DataQuery = VllmQuery> = QueryEditorProps<
+  VllmDataSourceApi,
+  VllmQuery,
+  VllmDataSourceOptions,
+  TVQuery
+>;

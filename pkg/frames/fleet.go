@@ -9,6 +9,8 @@ import (
 // quantile of an engine that finished nothing in the window).
 type FleetRow struct {
 	Instance, Engine, Model, Generation, State string
+	// Role is the engine's prefill/decode role, "" where its series carry none.
+	Role string
 	// Missing lists the signals an engine that is up does not export.
 	Missing string
 	Score   float64
@@ -16,6 +18,10 @@ type FleetRow struct {
 	Running, Waiting, KVUsage, PreemptionsPerMin *float64
 	QueueP99, TTFTP99                            *float64
 	RequestsPerSec, GenTokensPerSec, FailedShare *float64
+	// PrefixHitRate is the prefix-cache hit rate over the rate window;
+	// nil when the engine exports no prefix-cache metric or looked up
+	// nothing.
+	PrefixHitRate *float64
 	// GPU sums the GPUs of the engine's instance, where agents report them.
 	GPU *GPUSummary
 }
@@ -36,6 +42,7 @@ var fleetColumns = []fleetColumn{
 	{"requests/s", "reqps", func(r *FleetRow) *float64 { return r.RequestsPerSec }},
 	{"generation tokens/s", "short", func(r *FleetRow) *float64 { return r.GenTokensPerSec }},
 	{"error+abort share", "percentunit", func(r *FleetRow) *float64 { return r.FailedShare }},
+	{"prefix cache hit rate", "percentunit", func(r *FleetRow) *float64 { return r.PrefixHitRate }},
 }
 
 // FleetTable builds the fleet table, rows in the order given (worst first).
@@ -56,6 +63,7 @@ func FleetTable(rows []FleetRow, executed string, notices []data.Notice) *data.F
 		data.NewField("instance", nil, text(func(r *FleetRow) string { return r.Instance })),
 		data.NewField("engine", nil, text(func(r *FleetRow) string { return r.Engine })),
 		data.NewField("model", nil, text(func(r *FleetRow) string { return r.Model })),
+		data.NewField("role", nil, text(func(r *FleetRow) string { return r.Role })),
 		data.NewField("generation", nil, text(func(r *FleetRow) string { return r.Generation })),
 		data.NewField("state", nil, text(func(r *FleetRow) string { return r.State })),
 		data.NewField("score", nil, score),

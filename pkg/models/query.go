@@ -29,10 +29,14 @@ const (
 	QueryFleet QueryType = "fleet"
 	// QuerySaturation is a verdict per instance with its evidence.
 	QuerySaturation QueryType = "saturation"
+	// QuerySpecDecode is speculative decoding's acceptance per grouping.
+	QuerySpecDecode QueryType = "specDecode"
+	// QueryLoRA is the LoRA adapters each server runs and queues.
+	QueryLoRA QueryType = "lora"
 )
 
 // QueryTypes lists every query type in the order the editor shows them.
-var QueryTypes = []QueryType{QueryQueue, QueryWaitTime, QueryPreemptions, QueryTopK, QueryGPU, QueryFleet, QuerySaturation, QuerySLO, QueryHost, QueryPromQL}
+var QueryTypes = []QueryType{QueryQueue, QueryWaitTime, QueryPreemptions, QueryTopK, QueryGPU, QueryFleet, QuerySaturation, QuerySLO, QueryHost, QueryPrefixCache, QuerySpecDecode, QueryLoRA, QueryKVTransfer, QueryWorkload, QueryPromQL}
 
 // Grouping says which labels series are split by.
 type Grouping string
@@ -43,6 +47,11 @@ const (
 	GroupModel          Grouping = "model"
 	GroupInstance       Grouping = "instance"
 	GroupInstanceEngine Grouping = "instance_engine"
+	// GroupRole splits a fleet that disaggregates prefill and decode by
+	// the role its stack puts on the series (llm_isvc_role on KServe; see
+	// roleLabel in the data-source settings). Series without a role form
+	// one group.
+	GroupRole Grouping = "role"
 )
 
 // Limits on options; each error message quotes them.
@@ -67,6 +76,11 @@ var Aggregations = []string{"max", "avg", "last"}
 
 // ErrInvalidQuery is wrapped by every query validation error.
 var ErrInvalidQuery = errors.New("invalid query")
+
+// ErrUnresolvedVariable is wrapped by the error of an alert query that
+// still holds a dashboard variable: Grafana does not interpolate those for
+// alert rules.
+var ErrUnresolvedVariable = errors.New("unresolved template variable")
 
 // Filters narrow a query to some models, instances or engines. Values are
 // literal label values, never regexes: the PromQL builder escapes them.
@@ -112,6 +126,8 @@ type Query struct {
 	Unit string
 	// slo options.
 	SLO SLO
+	// View is the workload query's view (WorkloadViews).
+	View string
 	// Time and resolution from Grafana.
 	TimeRange     backend.TimeRange
 	Interval      time.Duration
@@ -198,9 +214,12 @@ func parseGrouping(s string, qt QueryType) (Grouping, error) {
 	if s == "" {
 		return defaultGrouping(qt), nil
 	}
-	allowed := []Grouping{GroupNone, GroupModel, GroupInstance, GroupInstanceEngine}
-	if qt == QueryTopK || qt == QuerySaturation {
+	allowed := []Grouping{GroupNone, GroupModel, GroupInstance, GroupInstanceEngine, GroupRole}
+	if qt == QueryTopK {
 		allowed = []Grouping{GroupInstance, GroupInstanceEngine}
+	}
+	if qt == QuerySaturation {
+		allowed = []Grouping{GroupInstance, GroupInstanceEngine, GroupRole} // role: a verdict per pool
 	}
 	if qt == QueryFleet {
 		allowed = []Grouping{GroupInstanceEngine} // always one row per engine
@@ -257,8 +276,14 @@ func (q *Query) parseTypeOptions(raw rawQuery, js []byte) error {
 		return q.parseSLO(raw, js)
 	case QueryHost:
 		return q.parseHost(raw)
+	case QueryLoRA:
+		return q.parseLoRA(raw)
+	case QueryWorkload:
+		return q.parseWorkload(js)
 	case QueryWaitTime:
 		return q.parseWaitTime(raw)
+	case QueryKVTransfer:
+		return q.parseKVTransfer(raw)
 	case QueryTopK:
 		return q.parseTopK(raw)
 	case QueryGPU:
@@ -275,14 +300,8 @@ func (q *Query) parseTypeOptions(raw rawQuery, js []byte) error {
 }
 
 func (q *Query) parseWaitTime(raw rawQuery) error {
-	q.Quantiles = raw.Quantiles
-	if len(q.Quantiles) == 0 {
-		q.Quantiles = append([]float64(nil), DefaultQuantiles...)
-	}
-	for _, v := range q.Quantiles {
-		if !(v > 0 && v < 1) {
-			return invalid("quantile %v is out of range (0, 1)", v)
-		}
+	if err := q.parseQuantiles(raw.Quantiles); err != nil {
+		return err
 	}
 	q.Family = raw.Family
 	if q.Family == "" {
@@ -328,7 +347,8 @@ func parseK(raw json.RawMessage) (int, error) {
 		if json.Unmarshal(raw, &s) != nil {
 			return 0, invalid("k %s is not a number; allowed: whole numbers 1 to %d", raw, MaxK)
 		}
-		if _, err := fmt.Sscanf(s, "%g", &f); err != nil {
+		var ok bool
+		if f, ok = parseNumber(s); !ok {
 			return 0, invalid("k %q is not a number; allowed: whole numbers 1 to %d", s, MaxK)
 		}
 	}

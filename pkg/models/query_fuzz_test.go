@@ -21,6 +21,15 @@ func FuzzParseQuery(f *testing.F) {
 		`{"queryType":"queue","engines":["\u0000"],"grouping":"instance_engine"}`,
 		`{"queryType":"fleet","matchers":"namespace=\"a\""}`, `{"queryType":"fleet","grouping":"instance","format":"series"}`,
 		`{"queryType":"saturation","grouping":"instance_engine","format":"table"}`, `{"queryType":"saturation","format":7}`,
+		`{"queryType":"specDecode","grouping":"instance_engine"}`, `{"queryType":"specDecode","grouping":"none","format":"x"}`,
+		`{"queryType":"lora","format":"series"}`, `{"queryType":"lora","format":"both","grouping":"model"}`, `{"queryType":"lora","format":null}`,
+		`{"queryType":"prefixCache","grouping":"model","models":["a\"b","(.*)|x"],"matchers":"namespace=~\"in.*\""}`,
+		`{"queryType":"workload","view":"prompt","grouping":"none"}`, `{"queryType":"workload","view":"generation\u0000"}`,
+		`{"queryType":"workload","view":["tokens"]}`, `{"queryType":"slo","objective":"availability","target":"0.999"}`,
+		`{"queryType":"kvTransfer"}`, `{"queryType":"kvTransfer","grouping":"role","quantiles":[0.5,0.999]}`,
+		`{"queryType":"kvTransfer","quantiles":[0,1,"p99"]}`, `{"queryType":"kvTransfer","grouping":"Role"}`,
+		`{"queryType":"queue","grouping":"role","legend":"{{role}}"}`, `{"queryType":"saturation","grouping":"role"}`,
+		`{"queryType":"topk","grouping":"role"}`, `{"queryType":"fleet","grouping":"role\u0000"}`,
 	}
 	for _, s := range seeds {
 		f.Add(s)
@@ -42,8 +51,17 @@ func FuzzParseQuery(f *testing.F) {
 		if q.Type == QueryFleet && (q.Format != "table" || q.Grouping != GroupInstanceEngine) {
 			t.Fatalf("fleet accepted format %q grouping %q", q.Format, q.Grouping)
 		}
-		if q.Type == QuerySaturation && (oneOf("format", q.Format, DiagnosisFormats) != nil || (q.Grouping != GroupInstance && q.Grouping != GroupInstanceEngine)) {
+		if q.Type == QuerySaturation && (oneOf("format", q.Format, DiagnosisFormats) != nil || (q.Grouping != GroupInstance && q.Grouping != GroupInstanceEngine && q.Grouping != GroupRole)) {
 			t.Fatalf("saturation accepted format %q grouping %q", q.Format, q.Grouping)
+		}
+		if q.Type == QueryWorkload && oneOf("view", q.View, WorkloadViews) != nil {
+			t.Fatalf("workload accepted view %q", q.View)
+		}
+		if q.Type == QueryKVTransfer && (len(q.Quantiles) == 0 || q.Grouping == "") {
+			t.Fatalf("kvTransfer accepted quantiles %v grouping %q", q.Quantiles, q.Grouping)
+		}
+		if q.Type == QueryLoRA && (oneOf("format", q.Format, LoRAFormats) != nil || q.Grouping != GroupInstance) {
+			t.Fatalf("lora accepted format %q grouping %q", q.Format, q.Grouping)
 		}
 		if q.Type == QueryTopK && (q.K < 1 || q.K > MaxK) {
 			t.Fatalf("accepted k %d", q.K)

@@ -111,6 +111,15 @@ type Settings struct {
 	// ProfileEvidence says why.
 	AutoProfile     bool
 	ProfileEvidence string
+	// RoleLabel is the label that carries an engine's prefill/decode role
+	// (jsonData.roleLabel); empty tries the labels the known stacks use
+	// (KServe's llm_isvc_role, llm-d's pod label as scraped).
+	RoleLabel string
+	// RecordingRules: plan queries on the shipped recording rules where
+	// they answer exactly (jsonData.recordingRules, on unless false);
+	// RulePrefix is their names' prefix (jsonData.rulePrefix, engine:).
+	RecordingRules bool
+	RulePrefix     string
 	// overrides are the explicit instanceLabel and metricPrefix, kept so a
 	// profile resolved later (auto) still yields to them.
 	overrides profileOverrides
@@ -132,6 +141,9 @@ type jsonSettings struct {
 	IncrementalQuerying           *bool  `json:"incrementalQuerying"`
 	IncrementalQueryOverlapWindow string `json:"incrementalQueryOverlapWindow"`
 	StallWindow                   string `json:"stallWindow"`
+	RoleLabel                     string `json:"roleLabel"`
+	RecordingRules                *bool  `json:"recordingRules"`
+	RulePrefix                    string `json:"rulePrefix"`
 }
 
 // LoadSettings parses and validates instance settings. Every error names the
@@ -184,6 +196,9 @@ func fromJSON(dsURL string, js jsonSettings) (Settings, error) {
 	if err := parseIncremental(&out, js); err != nil {
 		return Settings{}, err
 	}
+	if err := parseRules(&out, js); err != nil {
+		return Settings{}, err
+	}
 	if out.StallWindow, err = parseStallWindow(js.StallWindow, out.ScrapeInterval); err != nil {
 		return Settings{}, err
 	}
@@ -192,6 +207,10 @@ func fromJSON(dsURL string, js jsonSettings) (Settings, error) {
 			return Settings{}, fmt.Errorf("%w: instanceLabel %q is not a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*)", ErrInvalidSettings, js.InstanceLabel)
 		}
 	}
+	if js.RoleLabel != "" && !labelNameRE.MatchString(js.RoleLabel) {
+		return Settings{}, fmt.Errorf("%w: roleLabel %q is not a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*), e.g. llm_isvc_role", ErrInvalidSettings, js.RoleLabel)
+	}
+	out.RoleLabel = js.RoleLabel
 	if js.MetricPrefix != "" {
 		if !metricPrefRE.MatchString(js.MetricPrefix) {
 			return Settings{}, fmt.Errorf("%w: metricPrefix %q may only hold letters, digits, '_' and ':' (e.g. vllm: or ray_vllm:)", ErrInvalidSettings, js.MetricPrefix)

@@ -11,6 +11,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
+	"github.com/inferops/vllm-datasource/pkg/failure"
 	"github.com/inferops/vllm-datasource/pkg/interval"
 	"github.com/inferops/vllm-datasource/pkg/models"
 	"github.com/inferops/vllm-datasource/pkg/prom"
@@ -46,6 +47,10 @@ type Executor struct {
 	Now       func() time.Time
 	cacheOnce sync.Once
 	incrOnce  sync.Once
+	// Rules discovers the recording rules queries are planned on; made on
+	// first use when nil and Settings.RecordingRules is on (rules.go).
+	Rules     *RuleDiscovery
+	rulesOnce sync.Once
 }
 
 // plan is everything one query needs once it is parsed.
@@ -101,8 +106,7 @@ func (e *Executor) runSafely(ctx context.Context, dq backend.DataQuery, m *memo,
 	defer func() {
 		if p := recover(); p != nil {
 			backend.Logger.Error("query panicked", "refId", dq.RefID, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-			r = backend.ErrDataResponseWithSource(backend.StatusInternal, backend.ErrorSourcePlugin,
-				fmt.Sprintf("query %s: internal error in the vLLM data source (please report it): %v", dq.RefID, p))
+			r = errorResponse(dq.RefID, failure.Panic(p))
 		}
 	}()
 	p, err := e.plan(ctx, dq, m, alert)
@@ -186,6 +190,16 @@ func (p *plan) run(ctx context.Context) (data.Frames, error) {
 		return p.slo(ctx)
 	case models.QueryHost:
 		return p.host(ctx)
+	case models.QuerySpecDecode:
+		return p.specDecode(ctx)
+	case models.QueryLoRA:
+		return p.lora(ctx)
+	case models.QueryWorkload:
+		return p.workload(ctx)
+	case models.QueryKVTransfer:
+		return p.kvTransfer(ctx)
+	case models.QueryPrefixCache:
+		return p.prefixCache(ctx)
 	}
 	return nil, fmt.Errorf("query type %q has no handler", p.q.Type)
 }

@@ -44,6 +44,7 @@ var fleetChecked = []string{vllm.FleetWaiting, vllm.FleetKVUsage, vllm.FleetPree
 func (p *plan) fleet(ctx context.Context) (data.Frames, error) {
 	lookback := promDuration(max(p.iv.End.Sub(p.iv.Start), p.iv.Step).Round(time.Second) + p.iv.RateInterval)
 	sigs := append(p.b.FleetSignals(p.q.Filters, p.window, lookback), p.b.FleetStallSignals(p.q.Filters, p.stallWindow())...)
+	sigs = append(sigs, p.b.FleetRoleSignal(p.q.Filters))
 	vecs, warn, err := p.instants(ctx, sigs)
 	if err != nil {
 		return nil, err
@@ -116,9 +117,10 @@ func (p *plan) fleetRows(vecs map[string]model.Vector) []frames.FleetRow {
 		up[p.serverOf(s.Metric)] = float64(s.Value)
 	}
 	gens := p.generations(vecs[vllm.FleetGeneration])
+	roles := p.roles(vecs[vllm.FleetRole])
 	rows := make([]frames.FleetRow, 0, len(values[vllm.FleetSeen]))
 	for k := range values[vllm.FleetSeen] {
-		r := frames.FleetRow{Instance: k.instance, Engine: k.engine, Model: k.model, Generation: gens[k]}
+		r := frames.FleetRow{Instance: k.instance, Engine: k.engine, Model: k.model, Generation: gens[k], Role: roles[k]}
 		if r.Generation == "" {
 			r.Generation = generationByLabels(k)
 		}
@@ -132,6 +134,7 @@ func (p *plan) fleetRows(vecs map[string]model.Vector) []frames.FleetRow {
 		r.Running, r.Waiting, r.KVUsage = get(vllm.FleetRunning), get(vllm.FleetWaiting), get(vllm.FleetKVUsage)
 		r.PreemptionsPerMin, r.QueueP99, r.TTFTP99 = get(vllm.FleetPreemptions), get(vllm.FleetQueueP99), get(vllm.FleetTTFTP99)
 		r.RequestsPerSec, r.GenTokensPerSec = get(vllm.FleetRequests), get(vllm.FleetGenTokens)
+		r.PrefixHitRate = get(vllm.FleetPrefixHitRate)
 		if f := get(vllm.FleetFailed); f != nil && r.RequestsPerSec != nil && *r.RequestsPerSec > 0 {
 			share := *f / *r.RequestsPerSec
 			r.FailedShare = &share

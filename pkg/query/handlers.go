@@ -34,18 +34,19 @@ func (p *plan) series(ctx context.Context, expr string, o frames.SeriesOptions) 
 // queue runs each signal as its own plain expression, concurrently (see
 // vllm.QueueSignals for why), and tags the series here.
 func (p *plan) queue(ctx context.Context) (data.Frames, error) {
-	sigs := p.b.QueueSignals(p.q.Grouping, p.q.Filters)
+	sigs, ruleNotes := p.queueSignals(ctx)
 	m, warn, err := p.signals(ctx, sigs)
 	if err != nil {
 		return nil, err
 	}
+	m, roleNotes := p.roleSeries(m)
 	exprs := make([]string, len(sigs))
 	for i, s := range sigs {
 		exprs[i] = s.Expr
 	}
 	f := frames.TimeSeries(m, frames.SeriesOptions{Unit: string(vllm.UnitRequests), Legend: p.q.Legend, Units: gatewayUnits,
 		GroupLabels: p.b.GroupLabels(p.q.Grouping), Executed: frames.Executed(strings.Join(exprs, "\n"), p.iv.Step),
-		Notices: append(append(append([]data.Notice{}, p.notices...), warningNotices(warn)...), p.gatewayNotices(m)...)})
+		Notices: append(append(append(append(append([]data.Notice{}, p.notices...), ruleNotes...), warningNotices(warn)...), p.gatewayNotices(m)...), roleNotes...)})
 	addNotices(f, p.signalNotices(ctx, tagsOf(m), []need{
 		{key: vllm.Running, tags: []string{"running"}, without: "the running series are left out"},
 		{key: vllm.Waiting, tags: []string{"waiting"}, without: "the waiting series are left out"},
@@ -121,12 +122,13 @@ func tagged(s *prom.Series, name string) *prom.Series {
 
 func (p *plan) waitTime(ctx context.Context) (data.Frames, error) {
 	key := vllm.FamilySignals[p.q.Family]
-	expr := p.b.WaitTime(p.q.Family, p.q.Quantiles, p.q.Live, p.q.Grouping, p.q.Filters, p.window)
+	expr, ruleNotes := p.waitTimeExpr(ctx)
 	m, warn, err := p.memo.rangeQuery(ctx, expr, p.rng())
 	if err != nil {
 		return nil, err
 	}
-	notices := append(append(p.notices, warningNotices(warn)...), waitNotices(m, key, p.q.Live, p.lowestBound(ctx, key))...)
+	m, roleNotes := p.roleSeries(m)
+	notices := append(append(append(append(append([]data.Notice{}, p.notices...), ruleNotes...), warningNotices(warn)...), waitNotices(m, key, p.q.Live, p.lowestBound(ctx, key))...), roleNotes...)
 	needs := []need{{key: key, tags: []string{"mean"}, without: "no quantile or mean can be computed"}}
 	if p.q.Live {
 		needs = append(needs, need{key: vllm.Waiting, tags: []string{"live"}, without: "the live wait (waiting ÷ queue-time rate) is left out"})

@@ -1,6 +1,9 @@
 package vllm
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Kind is the Prometheus type of a metric family.
 type Kind string
@@ -57,6 +60,12 @@ const (
 	CacheConfigInfo  SignalKey = "cache_config_info"
 )
 
+// The per-request length histograms (the workload query's distributions).
+const (
+	RequestPromptTokens     SignalKey = "request_prompt_tokens"
+	RequestGenerationTokens SignalKey = "request_generation_tokens"
+)
+
 // Signal describes one logical signal. V1 and V0 hold the wire names without
 // the "vllm:" prefix; an empty name means that generation never had it.
 // Counters include their _total suffix because that is what Prometheus
@@ -67,6 +76,9 @@ type Signal struct {
 	Unit Unit
 	V1   string
 	V0   string
+	// V1Old is the name older V1 releases exported instead of (or beside)
+	// V1, unioned after it (vllm:gpu_prefix_cache_*_total, V1 0.7.3–0.11).
+	V1Old string
 	// Labels beyond model_name and engine that the signal carries.
 	Labels []string
 	Help   string
@@ -79,7 +91,7 @@ type Signal struct {
 // catalogue is the single table of signals. Facts come from vLLM's
 // vllm/engine/metrics.py (V0) and vllm/v1/metrics/loggers.py (V1); the test
 // checks each row against the reference table in testdata.
-var catalogue = []Signal{
+var catalogue = append([]Signal{
 	{Key: Running, Kind: Gauge, Unit: UnitRequests, V1: "num_requests_running", V0: "num_requests_running", Help: "Requests in the running batch", Versions: "vllm:num_requests_running: V0 from 0.2.3 and V1 from 0.7.1"},
 	{Key: Waiting, Kind: Gauge, Unit: UnitRequests, V1: "num_requests_waiting", V0: "num_requests_waiting", Help: "Requests waiting to be scheduled", Versions: "vllm:num_requests_waiting: V0 from 0.2.3 and V1 from 0.7.1"},
 	{Key: WaitingByReason, Kind: Gauge, Unit: UnitRequests, V1: "num_requests_waiting_by_reason", Labels: []string{"reason"}, Help: "Waiting requests by reason (capacity, deferred)", Versions: "vllm:num_requests_waiting_by_reason: V1 from about 0.20"},
@@ -89,10 +101,24 @@ var catalogue = []Signal{
 	{Key: Preemptions, Kind: Counter, Unit: UnitCount, V1: "num_preemptions_total", V0: "num_preemptions_total", Help: "Cumulative preemptions", Versions: "vllm:num_preemptions_total: V0 from 0.4.3 and V1 from 0.8.0"},
 	{Key: PromptTokens, Kind: Counter, Unit: UnitTokens, V1: "prompt_tokens_total", V0: "prompt_tokens_total", Help: "Prefill tokens processed"},
 	{Key: GenerationTokens, Kind: Counter, Unit: UnitTokens, V1: "generation_tokens_total", V0: "generation_tokens_total", Help: "Generation tokens processed"},
-	{Key: RequestSuccess, Kind: Counter, Unit: UnitRequests, V1: "request_success_total", V0: "request_success_total", Labels: []string{"finished_reason"}, Help: "Finished requests by reason"},
-	{Key: PrefixQueries, Kind: Counter, Unit: UnitTokens, V1: "prefix_cache_queries_total", Help: "Prefix-cache queried tokens"},
-	{Key: PrefixHits, Kind: Counter, Unit: UnitTokens, V1: "prefix_cache_hits_total", Help: "Prefix-cache hit tokens"},
-	{Key: PrefixHitRate, Kind: Gauge, Unit: UnitPercent, V0: "gpu_prefix_cache_hit_rate", Help: "GPU prefix-cache hit rate (V0 only)"},
+	{Key: RequestSuccess, Kind: Counter, Unit: UnitRequests, V1: "request_success_total", V0: "request_success_total", Labels: []string{"finished_reason"}, Help: "Finished requests by reason",
+		Versions: "vllm:request_success_total: V0 from 0.4.2 and V1 from 0.7.2; finished_reason=\"error\" in V1 only, from about 0.13"},
+	{Key: RequestPromptTokens, Kind: Histogram, Unit: UnitTokens, V1: "request_prompt_tokens", V0: "request_prompt_tokens", Help: "Prompt tokens per finished request",
+		Versions: "vllm:request_prompt_tokens: V0 from 0.4.2 and V1 from 0.7.1"},
+	{Key: RequestGenerationTokens, Kind: Histogram, Unit: UnitTokens, V1: "request_generation_tokens", V0: "request_generation_tokens", Help: "Generated tokens per finished request",
+		Versions: "vllm:request_generation_tokens: V0 from 0.4.2 and V1 from 0.7.1"},
+	{Key: PrefixQueries, Kind: Counter, Unit: UnitTokens, V1: "prefix_cache_queries_total", V1Old: "gpu_prefix_cache_queries_total", Help: "Prefix-cache queried tokens",
+		Versions: "vllm:prefix_cache_queries_total: V1 from 0.9.2; vllm:gpu_prefix_cache_queries_total: V1 from 0.7.3 until 0.12.0"},
+	{Key: PrefixHits, Kind: Counter, Unit: UnitTokens, V1: "prefix_cache_hits_total", V1Old: "gpu_prefix_cache_hits_total", Help: "Prefix-cache hit tokens",
+		Versions: "vllm:prefix_cache_hits_total: V1 from 0.9.2; vllm:gpu_prefix_cache_hits_total: V1 from 0.7.3 until 0.12.0"},
+	{Key: PrefixHitRate, Kind: Gauge, Unit: UnitPercent, V0: "gpu_prefix_cache_hit_rate", Help: "GPU prefix-cache hit rate (V0 only)",
+		Versions: "vllm:gpu_prefix_cache_hit_rate: V0 from 0.5.5 until 0.9.1"},
+	{Key: ExternalPrefixQueries, Kind: Counter, Unit: UnitTokens, V1: "external_prefix_cache_queries_total", Help: "External (KV-connector) prefix-cache queried tokens",
+		Versions: "vllm:external_prefix_cache_queries_total: V1 from about 0.11.1"},
+	{Key: ExternalPrefixHits, Kind: Counter, Unit: UnitTokens, V1: "external_prefix_cache_hits_total", Help: "External (KV-connector) prefix-cache hit tokens",
+		Versions: "vllm:external_prefix_cache_hits_total: V1 from about 0.11.1"},
+	{Key: PromptTokensBySource, Kind: Counter, Unit: UnitTokens, V1: "prompt_tokens_by_source_total", Labels: []string{"source"}, Help: "Prompt tokens by source",
+		Versions: "vllm:prompt_tokens_by_source_total: V1 from 0.16.0"},
 	{Key: QueueTime, Kind: Histogram, Unit: UnitSeconds, V1: "request_queue_time_seconds", V0: "request_queue_time_seconds", Help: "Time requests spent waiting", Versions: "vllm:request_queue_time_seconds: V0 from 0.6.4 and V1 from 0.7.3"},
 	{Key: TTFT, Kind: Histogram, Unit: UnitSeconds, V1: "time_to_first_token_seconds", V0: "time_to_first_token_seconds", Help: "Time to first token", Versions: "vllm:time_to_first_token_seconds: V0 from 0.3.1 and V1 from 0.7.1"},
 	{Key: ITL, Kind: Histogram, Unit: UnitSeconds, V1: "inter_token_latency_seconds", V0: "time_per_output_token_seconds", Help: "inter-token latency", Versions: "vllm:inter_token_latency_seconds: V1 from 0.11.0; vllm:time_per_output_token_seconds: V0 from 0.3.1 and V1 from 0.7.1 until 0.15"},
@@ -102,7 +128,18 @@ var catalogue = []Signal{
 	{Key: InferenceTime, Kind: Histogram, Unit: UnitSeconds, V1: "request_inference_time_seconds", V0: "request_inference_time_seconds", Help: "Time running (prefill + decode)", Versions: "vllm:request_inference_time_seconds: V0 from 0.6.4 and V1 from 0.7.3"},
 	{Key: IterationTokens, Kind: Histogram, Unit: UnitTokens, V1: "iteration_tokens_total", V0: "iteration_tokens_total", Help: "Tokens per engine step"},
 	{Key: CacheConfigInfo, Kind: Info, Unit: UnitNone, V1: "cache_config_info", V0: "cache_config_info", Help: "KV-cache configuration (labels)"},
-}
+	{Key: SpecDrafts, Kind: Counter, Unit: UnitCount, V1: "spec_decode_num_drafts_total", Help: "Speculative-decoding drafts proposed",
+		Versions: "vllm:spec_decode_num_drafts_total: V1 from about 0.8.5, with --speculative-config"},
+	{Key: SpecDraftTokens, Kind: Counter, Unit: UnitTokens, V1: "spec_decode_num_draft_tokens_total", V0: "spec_decode_num_draft_tokens_total", Help: "Draft tokens proposed",
+		Versions: "vllm:spec_decode_num_draft_tokens_total: V0 from 0.5.3 until 0.10.0 and V1 from 0.8.3, with --speculative-config"},
+	{Key: SpecAcceptedTokens, Kind: Counter, Unit: UnitTokens, V1: "spec_decode_num_accepted_tokens_total", V0: "spec_decode_num_accepted_tokens_total", Help: "Draft tokens accepted",
+		Versions: "vllm:spec_decode_num_accepted_tokens_total: V0 from 0.5.3 until 0.10.0 and V1 from 0.8.3, with --speculative-config"},
+	{Key: SpecAcceptedPerPos, Kind: Counter, Unit: UnitTokens, V1: "spec_decode_num_accepted_tokens_per_pos_total", Labels: []string{"position"}, Help: "Draft tokens accepted by draft position",
+		Versions: "vllm:spec_decode_num_accepted_tokens_per_pos_total: V1 from about 0.8.5, with --speculative-config"},
+	{Key: LoRAInfo, Kind: Gauge, Unit: UnitNone, V1: "lora_requests_info", V0: "lora_requests_info", Labels: []string{"max_lora", "running_lora_adapters", "waiting_lora_adapters"},
+		Help:     "LoRA adapters running and waiting (labels; the value is the unix time they were current)",
+		Versions: "vllm:lora_requests_info: V0 from 0.6.4 (always, max_lora=\"0\" without LoRA) and V1 from 0.8.0 (with --enable-lora)"},
+}, kvTransferCatalogue...) // NIXL KV transfer: kvtransfer.go
 
 var byKey = func() map[SignalKey]Signal {
 	m := make(map[SignalKey]Signal, len(catalogue))
@@ -129,12 +166,12 @@ func Signals() []Signal {
 // prefix, V1 first. A mixed fleet needs both, so queries union them.
 func (s Signal) WireNames(prefix string) []string {
 	var out []string
-	for _, n := range []string{s.V1, s.V0} {
+	for _, n := range []string{s.V1, s.V1Old, s.V0} {
 		if n == "" {
 			continue
 		}
 		full := prefix + n
-		if len(out) == 0 || out[0] != full {
+		if !slices.Contains(out, full) {
 			out = append(out, full)
 		}
 	}

@@ -37,7 +37,7 @@ func (d Detection) HasSignal(key SignalKey) bool {
 	if !ok {
 		return false
 	}
-	return (s.V1 != "" && d.Names[s.V1]) || (s.V0 != "" && d.Names[s.V0])
+	return (s.V1 != "" && d.Names[s.V1]) || (s.V1Old != "" && d.Names[s.V1Old]) || (s.V0 != "" && d.Names[s.V0])
 }
 
 // Detect classifies the metric names Prometheus returned for the prefix.

@@ -25,6 +25,9 @@ const (
 	FleetRequests    = "requests"
 	FleetFailed      = "failed"
 	FleetGenTokens   = "generation_tokens"
+	// FleetPrefixHitRate is the engine's prefix-cache hit rate over the
+	// rate window (PrefixHitRate per engine).
+	FleetPrefixHitRate = "prefix_hit_rate"
 )
 
 // FleetSignals are the fleet table's instant expressions, one per column
@@ -55,6 +58,7 @@ func (b Builder) FleetSignals(f models.Filters, window, lookback string) []Signa
 		{FleetRequests, agg("sum", el, b.rateUnion(RequestSuccess, f, "", window))},
 		{FleetFailed, agg("sum", el, b.rateUnion(RequestSuccess, failed, "", window))},
 		{FleetGenTokens, agg("sum", el, b.rateUnion(GenerationTokens, f, "", window))},
+		{FleetPrefixHitRate, b.PrefixHitRate(el, f, window, "")},
 	}
 }
 

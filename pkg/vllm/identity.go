@@ -15,7 +15,8 @@ import (
 // InstanceOf.
 func ForSettings(s models.Settings) Builder {
 	return Builder{Prefix: s.MetricPrefix, Prefixes: s.MetricPrefixes, InstanceLabel: s.InstanceLabel,
-		Identity: s.Identity, Exclude: s.Exclude, Scope: s.Selector, Gateway: s.Gateway, GatewayPrefixes: s.GatewayPrefixes}
+		Identity: s.Identity, Exclude: s.Exclude, Scope: s.Selector, Gateway: s.Gateway, GatewayPrefixes: s.GatewayPrefixes,
+		RoleLabel: s.RoleLabel}
 }
 
 // IdentitySeparator joins the identity labels' values into one server name.

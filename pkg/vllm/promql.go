@@ -49,6 +49,9 @@ type Builder struct {
 	// GatewayPrefixes go before the picker's names ("" for its own, kserve_
 	// on KServe); empty means its own names only.
 	GatewayPrefixes []string
+	// RoleLabel, when set, is the one label carrying an engine's
+	// prefill/decode role; empty tries KnownRoleLabels (role.go).
+	RoleLabel string
 }
 
 // quote is the one escaping function for label values: PromQL string
@@ -135,6 +138,8 @@ func (b Builder) GroupLabels(g models.Grouping) []string {
 		return b.IdentityLabels()
 	case models.GroupInstanceEngine:
 		return append(append([]string(nil), b.IdentityLabels()...), "engine")
+	case models.GroupRole:
+		return b.RoleLabels()
 	default:
 		return nil
 	}

@@ -69,5 +69,29 @@ func newerExpressions(b Builder, f models.Filters, value string) map[string]stri
 	for i, s := range b.FleetStallSignals(f, time.Minute) {
 		out["fleet stall "+strconv.Itoa(i)] = s.Expr
 	}
+	for _, s := range b.SpecDecodeSignals(models.GroupInstanceEngine, f, "1m") {
+		out["spec decode "+s.Name] = s.Expr
+	}
+	out["lora"] = b.LoRA(f)
+	for _, s := range b.PrefixCacheSignals(models.GroupInstanceEngine, f, "1m") {
+		out["prefix cache "+s.Name] = s.Expr
+	}
+	out["prefix hit rate before"] = b.PrefixHitRate(b.EngineLabels(), f, "1m", "1m")
+	for _, s := range b.KVTransferSignals([]float64{0.5, 0.99}, models.GroupRole, f, "1m") {
+		out["kv transfer "+s.Name] = s.Expr
+	}
+	out["fleet role"] = b.FleetRoleSignal(f).Expr
+	gw := b
+	gw.Gateway = true
+	for _, s := range gw.WorkloadSignals(models.GroupModel, f, "1m") {
+		out["workload "+s.Name] = s.Expr
+	}
+	out["length buckets"] = b.LengthBuckets(RequestPromptTokens, models.GroupInstanceEngine, f, "1m", time.Minute, true)
+	out["length buckets smoothed"] = b.LengthBuckets(RequestGenerationTokens, models.GroupNone, f, "1m", 15*time.Second, false)
+	perBound, all := b.BoundCarriers(RequestPromptTokens, f)
+	out["length carriers"], out["length carriers total"] = perBound, all
+	for _, s := range b.SLOSignals(Availability(0.999, "28d"), models.GroupInstanceEngine, f) {
+		out["availability "+s.Name] = s.Expr
+	}
 	return out
 }

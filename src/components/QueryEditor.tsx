@@ -1,22 +1,23 @@
 import React from 'react';
-import { QueryEditorProps } from '@grafana/data';
 import { Combobox, ComboboxOption, InlineField, InlineFieldRow, RadioButtonGroup, Stack } from '@grafana/ui';
 
-import type { DataSource } from '../datasource';
 import { QUERY_TYPE_OPTIONS, groupingOptionsFor } from '../queryOptions';
 import { isQueryValid, validateQuery } from '../queryValidation';
-import { DEFAULT_QUERY, VllmDataSourceOptions, VllmGrouping, VllmQuery, VllmQueryType } from '../types';
+import { DEFAULT_QUERY, VllmGrouping, VllmQuery, VllmQueryEditorProps, VllmQueryType } from '../types';
 import { CommonOptions } from './query/CommonOptions';
 import { FilterFields, FilterKey } from './query/FilterFields';
 import { GpuOptions } from './query/GpuOptions';
+import { KVTransferOptions } from './query/KVTransferOptions';
+import { LoRAOptions } from './query/LoRAOptions';
 import { PreemptionOptions } from './query/PreemptionOptions';
 import { PromQLOptions } from './query/PromQLOptions';
 import { SaturationOptions } from './query/SaturationOptions';
 import { SloOptions } from './query/SloOptions';
+import { WorkloadOptions } from './query/WorkloadOptions';
 import { TopKOptions } from './query/TopKOptions';
 import { WaitTimeOptions } from './query/WaitTimeOptions';
 
-export type Props = QueryEditorProps<DataSource, VllmQuery, VllmDataSourceOptions> & {
+export type Props = VllmQueryEditorProps & {
   /**
    * Set by the annotation editor: preemptions are always events there (the series switch is hidden), and
    * grouping / legend, which only shape series, are not shown for them.
@@ -38,8 +39,20 @@ function filtersFor(queryType: VllmQueryType): FilterKey[] {
   }
 }
 
+/** The grouping the backend applies when none is given: SLO by model, KV transfer by role, the rest by instance. */
+function defaultGroupingFor(queryType: VllmQueryType): VllmGrouping | undefined {
+  switch (queryType) {
+    case 'slo':
+      return 'model';
+    case 'kvTransfer':
+      return 'role';
+    default:
+      return DEFAULT_QUERY.grouping;
+  }
+}
+
 /** Query types that have a `format` option; it means something else in each, so it does not carry over. */
-const FORMAT_TYPES: VllmQueryType[] = ['topk', 'gpu', 'fleet', 'saturation'];
+const FORMAT_TYPES: VllmQueryType[] = ['topk', 'gpu', 'fleet', 'saturation', 'lora'];
 
 /**
  * The query editor: a query type, then only the options that type takes. Fields the current type does not show are
@@ -86,7 +99,8 @@ export function QueryEditor({ query: rawQuery, datasource, onChange, onRunQuery,
   const gpuTable = queryType === 'gpu' && (query.format ?? 'table') === 'table';
   const topkTable = queryType === 'topk' && query.format === 'table';
   const diagnosisTable = queryType === 'fleet' || (queryType === 'saturation' && query.format === 'table');
-  const series = !events && !gpuTable && !topkTable && !diagnosisTable;
+  const loraTable = queryType === 'lora' && (query.format ?? 'table') === 'table';
+  const series = !events && !gpuTable && !topkTable && !diagnosisTable && !loraTable;
   // The backend checks every filter whatever the type, so a filter this type does not use is still shown while
   // it holds an invalid value (from hand-written JSON), or the error could not be seen nor fixed.
   const filters = ALL_FILTERS.filter((key) => filtersFor(queryType).includes(key) || errors[key]);
@@ -109,7 +123,7 @@ export function QueryEditor({ query: rawQuery, datasource, onChange, onRunQuery,
           <InlineField label="Group by" labelWidth={12} invalid={Boolean(errors.grouping)} error={errors.grouping}>
             <RadioButtonGroup<VllmGrouping>
               options={groupingOptionsFor(queryType)}
-              value={query.grouping ?? (queryType === 'slo' ? 'model' : DEFAULT_QUERY.grouping)}
+              value={query.grouping ?? defaultGroupingFor(queryType)}
               onChange={(grouping) => change({ grouping })}
             />
           </InlineField>
@@ -130,6 +144,9 @@ export function QueryEditor({ query: rawQuery, datasource, onChange, onRunQuery,
       {queryType === 'gpu' && <GpuOptions {...common} />}
       {queryType === 'saturation' && <SaturationOptions {...common} />}
       {queryType === 'slo' && <SloOptions {...common} />}
+      {queryType === 'workload' && <WorkloadOptions {...common} />}
+      {queryType === 'kvTransfer' && <KVTransferOptions {...common} />}
+      {queryType === 'lora' && <LoRAOptions {...common} />}
       <CommonOptions
         {...common}
         showLegend={series}
