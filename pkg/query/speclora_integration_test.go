@@ -141,7 +141,11 @@ func TestLoRAAgainstTruth(t *testing.T) {
 	})
 	t.Run("V0 exports the gauge without LoRA: not enabled, no table of zeros", func(t *testing.T) {
 		v0 := fleettest.Start(t, v0Fleet(37))
-		v0.Prom.WaitForSeries(t, `vllm:lora_requests_info`, 4, 60*time.Second)
+		// Several scrapes of every series, not just the first: the query's
+		// 10 s range must hold the engines' own series too, or the answer is
+		// "no engine reported" (seen on a loaded machine).
+		v0.Prom.WaitForSeries(t, `count_over_time(vllm:lora_requests_info[10s]) >= 4`, 4, 90*time.Second)
+		v0.Prom.WaitForSeries(t, `count_over_time(vllm:num_requests_running[10s]) >= 4`, 4, 90*time.Second)
 		r := run(t, executor(t, v0.Prom.URL), dq("L", `{"queryType":"lora"}`, time.Now().Add(-10*time.Second), time.Now())).Responses["L"]
 		require.NoError(t, r.Error)
 		require.Equal(t, 0, r.Frames[0].Rows())

@@ -122,7 +122,11 @@ func checkLengths(t *testing.T, f *sim.Fleet, done []sim.CompletedRequest, fr *d
 	}
 	t.Logf("%s; %d steps %s to %s: heatmap %v, simulator %v", fr.Meta.ExecutedQueryString, fr.Rows(), first, last, got, want)
 	require.Greater(t, truthTotal, 300.0, "enough requests to compare")
-	require.InDelta(t, truthTotal, total, 0.05*truthTotal, "requests counted over the frame's steps")
+	// 8%, not exact: increase() extrapolates each step's window from the
+	// samples inside it, and on a loaded machine late scrapes leave a few
+	// percent out (5.7% seen under a parallel suite); counting half, the
+	// bug this guards against, is far outside.
+	require.InDelta(t, truthTotal, total, 0.08*truthTotal, "requests counted over the frame's steps")
 	for le, w := range want {
 		require.InDelta(t, w/truthTotal, got[le]/total, 0.02, "share of bucket le=%s", le)
 	}
