@@ -84,6 +84,13 @@ func TestHeatmap(t *testing.T) {
 			},
 			wantNames: []string{"5", "10", "+Inf"},
 			wantVals:  [][]float64{{2, 2}, {1, 0}, {1, 5}}},
+		{name: "a count of 1e-9 is kept, less is rounding noise and 0 (Grafana's own cut-off)",
+			series: prom.Matrix{
+				bucketSeries(with("1"), 1e-9, 5e-10),
+				bucketSeries(with("+Inf"), 1e-9, 5e-10),
+			},
+			wantNames: []string{"1", "+Inf"},
+			wantVals:  [][]float64{{1e-9, 0}, {0, 0}}},
 		{name: "an le that is not a number is left out",
 			series: prom.Matrix{
 				bucketSeries(with("5"), 2),

@@ -31,7 +31,10 @@ func (namesOnly) BuildInfo(context.Context) (v1.BuildinfoResult, error) {
 	return v1.BuildinfoResult{Version: "2.42.0"}, nil
 }
 
-func (p namesOnly) MetricNames(_ context.Context, _ string, start, end time.Time) ([]string, error) {
+func (p namesOnly) MetricNames(_ context.Context, sel string, start, end time.Time) ([]string, error) {
+	if strings.Contains(sel, "engine:") { // the recording-rule lookup: none recorded
+		return nil, nil
+	}
 	if p.asked != nil {
 		*p.asked = [2]time.Time{start, end}
 	}

@@ -20,15 +20,20 @@ import (
 type ruleStore struct {
 	names []string
 	every time.Duration
+	// asked receives the time range of the rule-name lookup, when set.
+	asked *[2]time.Time
 }
 
 func (ruleStore) Host() string { return "prom" }
 func (ruleStore) BuildInfo(context.Context) (v1.BuildinfoResult, error) {
 	return v1.BuildinfoResult{}, nil
 }
-func (r ruleStore) MetricNames(_ context.Context, sel string, _, _ time.Time) ([]string, error) {
+func (r ruleStore) MetricNames(_ context.Context, sel string, start, end time.Time) ([]string, error) {
 	if !strings.Contains(sel, "engine:") {
 		return nil, nil
+	}
+	if r.asked != nil {
+		*r.asked = [2]time.Time{start, end}
 	}
 	return r.names, nil
 }
@@ -54,12 +59,12 @@ func TestRulesNote(t *testing.T) {
 		s     models.Settings
 		want  string
 	}{
-		{"all present", ruleStore{all, 30 * time.Second}, on, ". Recording rules: 53 of 53 present, every 30s"},
-		{"some present", ruleStore{all[:12], time.Minute}, on, ". Recording rules: 12 of 53 present, every 1m"},
-		{"none", ruleStore{nil, 0}, on, "Recording rules: not found (no engine:… series): the plugin queries raw series; load deploy/prometheus/rules/vllm-recording.rules.yml"},
-		{"no recent evaluation", ruleStore{all, 0}, on, "could not be measured"},
-		{"a selector on a label the rules drop", ruleStore{all, 30 * time.Second}, byJob, "every 30s, but not used: the recorded series do not keep the label job"},
-		{"turned off", ruleStore{all, 30 * time.Second}, off, ""},
+		{"all present", ruleStore{names: all, every: 30 * time.Second}, on, ". Recording rules: 53 of 53 present, every 30s"},
+		{"some present", ruleStore{names: all[:12], every: time.Minute}, on, ". Recording rules: 12 of 53 present, every 1m"},
+		{"none", ruleStore{}, on, "Recording rules: not found (no engine:… series): the plugin queries raw series; load deploy/prometheus/rules/vllm-recording.rules.yml"},
+		{"no recent evaluation", ruleStore{names: all}, on, "could not be measured"},
+		{"a selector on a label the rules drop", ruleStore{names: all, every: 30 * time.Second}, byJob, "every 30s, but not used: the recorded series do not keep the label job"},
+		{"turned off", ruleStore{names: all, every: 30 * time.Second}, off, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -71,4 +76,14 @@ func TestRulesNote(t *testing.T) {
 			require.Contains(t, got, tt.want)
 		})
 	}
+}
+
+// TestRulesLookupRange: the rule names are looked up over the hour before
+// the check, like the vLLM names, so a huge TSDB stays cheap to ask.
+func TestRulesLookupRange(t *testing.T) {
+	var asked [2]time.Time
+	now := time.Unix(1_700_000_000, 0)
+	s := models.Settings{InstanceLabel: "instance", MetricPrefix: "vllm:", RecordingRules: true, RulePrefix: "engine:"}
+	rulesNote(context.Background(), ruleStore{names: vllm.RuleNames("engine:"), every: 30 * time.Second, asked: &asked}, s, now)
+	require.Equal(t, [2]time.Time{now.Add(-time.Hour), now}, asked)
 }
