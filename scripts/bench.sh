@@ -15,13 +15,20 @@
 # Then the fleet table (the fleet query type: a dozen instant expressions
 # joined in the plugin) at each size of --fleet-table (default 1000,10000;
 # --short: 10), against the same expressions sent concurrently as raw HTTP.
+#
+# Then the recording rules (TestRulesBench): the same fleet at the scrape
+# interval 15s, the shipped rules' series backfilled over it (`promtool tsdb
+# create-blocks-from rules`), and waitTime, queue and top-k by wait p99 run
+# with recordingRules on, off, and as raw HTTP, interleaved at a 30s step;
+# then the crowd with rules on and off. --no-rules skips it; --only-rules
+# runs only it (with --engines, --span, --reps, --callers, --load, --out).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-engines=1000 span=1h reps=5 callers=200 load=60s out="" fleet_table=1000,10000
+engines=1000 span=1h reps=5 callers=200 load=60s out="" fleet_table=1000,10000 rules=1 only_rules=0
 usage() {
-	sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
-	echo "options: --engines N  --span 1h  --reps 5  --callers 200  --load 60s  --out FILE  --fleet-table 1000,10000  --short"
+	sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'
+	echo "options: --engines N  --span 1h  --reps 5  --callers 200  --load 60s  --out FILE  --fleet-table 1000,10000  --no-rules  --only-rules  --short"
 }
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -32,6 +39,8 @@ while [ $# -gt 0 ]; do
 	--load) load=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
 	--fleet-table) fleet_table=$2; shift 2 ;;
+	--no-rules) rules=0; shift ;;
+	--only-rules) only_rules=1; shift ;;
 	--short) engines=10 span=10m reps=2 callers=4 load=2s fleet_table=10; shift ;;
 	-h | --help) usage; exit 0 ;;
 	*) echo "unknown option: $1" >&2; usage >&2; exit 2 ;;
@@ -46,11 +55,19 @@ echo "==> $(nproc) CPUs, $(prometheus --version 2>&1 | head -1)"
 echo "==> $engines engines, range $span, $reps runs per case, load of $callers callers for $load"
 args=(-bench.engines="$engines" -bench.span="$span" -bench.reps="$reps" -bench.callers="$callers" -bench.load="$load")
 [ -n "$out" ] && args+=(-bench.out="$(realpath -m "$out")")
-go test -count=1 -timeout 3h -run '^TestFleetBench$' -v ./pkg/internal/fleetbench/ -args "${args[@]}"
+if [ "$only_rules" = 0 ]; then
+	go test -count=1 -timeout 3h -run '^TestFleetBench$' -v ./pkg/internal/fleetbench/ -args "${args[@]}"
 
-IFS=, read -ra sizes <<<"$fleet_table"
-for n in "${sizes[@]}"; do
-	echo "==> fleet table, $n engines"
-	go test -count=1 -timeout 1h -run '^TestFleetTableBench$' -v ./pkg/internal/fleetbench/ -args -bench.fleet.engines="$n" -bench.fleet.reps="$reps" |
-		grep -E '^\| fleet table|^(--- |ok|FAIL)'
-done
+	IFS=, read -ra sizes <<<"$fleet_table"
+	for n in "${sizes[@]}"; do
+		echo "==> fleet table, $n engines"
+		go test -count=1 -timeout 1h -run '^TestFleetTableBench$' -v ./pkg/internal/fleetbench/ -args -bench.fleet.engines="$n" -bench.fleet.reps="$reps" |
+			grep -E '^\| fleet table|^(--- |ok|FAIL)'
+	done
+fi
+
+if [ "$rules" = 1 ]; then
+	# The table goes to FILE-rules.md beside --out's FILE.
+	echo "==> recording rules: on, off and raw, $engines engines"
+	go test -count=1 -timeout 3h -run '^TestRulesBench$' -v ./pkg/internal/fleetbench/ -args "${args[@]}"
+fi

@@ -84,16 +84,49 @@ type env struct {
 	ds, dsLoad backend.DataSourceInstanceSettings
 	t0         time.Time // end of the measured ranges
 	http       *http.Client
+	// step is the queries' step (and, with the span, their maxDataPoints).
+	step time.Duration
+}
+
+// fleetOptions size the backfilled history beyond the flags.
+type fleetOptions struct {
+	sample time.Duration // spacing of the written samples
+	ahead  time.Duration // history written past t0, for ranges ending now later
+	args   []string      // extra Prometheus flags
+	// ownData puts the blocks in the data directory promtest made for the
+	// server (Server.BackfillRules swaps that one for a snapshot).
+	ownData bool
+}
+
+// startOnOwnData starts Prometheus on its own fresh data directory, then
+// kills it, moves the backfilled blocks in and restarts it.
+func startOnOwnData(t *testing.T, blocks string, args []string) *promtest.Server {
+	p := promtest.Start(t, promtest.Options{ScrapeInterval: time.Hour, Args: args})
+	p.Kill(t)
+	entries, err := os.ReadDir(blocks)
+	require.NoError(t, err)
+	for _, en := range entries {
+		if en.IsDir() && en.Name() != "wal" && en.Name() != "chunks_head" {
+			require.NoError(t, os.Rename(filepath.Join(blocks, en.Name()), filepath.Join(p.Dir, "data", en.Name())))
+		}
+	}
+	p.Restart(t)
+	return p
 }
 
 func setUp(t *testing.T) *env {
+	return setUpFleet(t, fleetOptions{sample: step, ahead: *loadFor + 15*time.Minute})
+}
+
+// setUpFleet backfills the fleet and starts Prometheus and the plugin.
+func setUpFleet(t *testing.T, o fleetOptions) *env {
 	promtool, err := exec.LookPath("promtool")
 	require.NoError(t, err, "promtool comes with Debian's prometheus package (scripts/test.sh installs it)")
 	dir := t.TempDir()
-	t0 := time.Now().Truncate(step)
+	t0 := time.Now().Truncate(o.sample)
 	// History up to t0, and on past it so ranges that end "now" during the
 	// load still end inside the data.
-	f := Fleet{Engines: *engines, Start: t0.Add(-*span - 10*time.Minute), End: t0.Add(*loadFor + 15*time.Minute), Step: step}
+	f := Fleet{Engines: *engines, Start: t0.Add(-*span - 10*time.Minute), End: t0.Add(o.ahead), Step: o.sample}
 	om := filepath.Join(dir, "fleet.om")
 	out, err := os.Create(om)
 	require.NoError(t, err)
@@ -105,10 +138,15 @@ func setUp(t *testing.T) *env {
 	require.NoError(t, err, "promtool backfill: %s", b)
 	require.NoError(t, os.Remove(om))
 
-	e := &env{t0: t0, http: &http.Client{Timeout: 5 * time.Minute}}
+	e := &env{t0: t0, http: &http.Client{Timeout: 5 * time.Minute}, step: step}
 	// Prometheus' own 2-minute limit is too short for the biggest cases on
 	// a small shared machine; the bench reports slowness, it does not fail on it.
-	e.prom = promtest.Start(t, promtest.Options{DataDir: data, ScrapeInterval: time.Hour, Args: []string{"--query.timeout=10m"}})
+	args := append([]string{"--query.timeout=10m"}, o.args...)
+	if o.ownData {
+		e.prom = startOnOwnData(t, data, args)
+	} else {
+		e.prom = promtest.Start(t, promtest.Options{DataDir: data, ScrapeInterval: time.Hour, Args: args})
+	}
 	e.host = grafanahost.Launch(t, grafanahost.Build(t))
 	e.ds = backend.DataSourceInstanceSettings{UID: "bench", URL: e.prom.URL,
 		JSONData: []byte(`{"scrapeInterval":"5s","queryTimeout":"4m","incrementalQuerying":false}`), Updated: time.Unix(1_700_000_000, 0)}
@@ -174,7 +212,7 @@ func (e *env) measure(t *testing.T, c benchCase) row {
 	}
 	var pt, rt, ft []time.Duration
 	for i := range *reps {
-		end := e.t0.Add(-time.Duration(i+1) * step)
+		end := e.t0.Add(-time.Duration(i+1) * e.step)
 		plugin := func() {
 			start := time.Now()
 			n, err := e.pluginPoints(c, end)
@@ -212,8 +250,8 @@ func (e *env) measure(t *testing.T, c benchCase) row {
 }
 
 func (e *env) dataQuery(c benchCase, ref string, end time.Time) backend.DataQuery {
-	return backend.DataQuery{RefID: ref, QueryType: "", JSON: json.RawMessage(c.query), Interval: step,
-		MaxDataPoints: int64(*span / step), TimeRange: backend.TimeRange{From: end.Add(-*span), To: end}}
+	return backend.DataQuery{RefID: ref, QueryType: "", JSON: json.RawMessage(c.query), Interval: e.step,
+		MaxDataPoints: int64(*span / e.step), TimeRange: backend.TimeRange{From: end.Add(-*span), To: end}}
 }
 
 // executed returns the PromQL the plugin ran for the case (from its
@@ -294,7 +332,7 @@ func (e *env) raw(t *testing.T, endpoint, expr string, end time.Time) []byte {
 	} else {
 		form.Set("start", strconv.FormatInt(end.Add(-*span).Unix(), 10))
 		form.Set("end", strconv.FormatInt(end.Unix(), 10))
-		form.Set("step", strconv.FormatFloat(step.Seconds(), 'f', -1, 64))
+		form.Set("step", strconv.FormatFloat(e.step.Seconds(), 'f', -1, 64))
 	}
 	resp, err := e.http.PostForm(e.prom.URL+"/api/v1/"+endpoint, form)
 	if err != nil {

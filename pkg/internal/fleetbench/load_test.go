@@ -80,7 +80,7 @@ func (e *env) load(t *testing.T, name string, ds backend.DataSourceInstanceSetti
 	after := e.readCounter(t, `prometheus_engine_query_duration_seconds_count{slice="inner_eval"}`)
 	res.executions = after - before
 	res.evalSeconds = e.readCounter(t, `prometheus_engine_query_duration_seconds_sum{slice="inner_eval"}`) - evalBefore
-	res.steps = loadFor.Seconds() / step.Seconds()
+	res.steps = loadFor.Seconds() / e.step.Seconds()
 	res.distinct = e.distinctExprs(t, ds)
 	res.p50, res.p99 = quantile(lat, 0.5), quantile(lat, 0.99)
 	res.p99Warm = quantile(warm, 0.99)
@@ -91,8 +91,8 @@ func (e *env) load(t *testing.T, name string, ds backend.DataSourceInstanceSetti
 func (e *env) dashboardQueries(end time.Time) []backend.DataQuery {
 	qs := make([]backend.DataQuery, len(dashboard))
 	for i, js := range dashboard {
-		qs[i] = backend.DataQuery{RefID: fmt.Sprintf("P%d", i), JSON: json.RawMessage(js), Interval: step,
-			MaxDataPoints: int64(*span / step), TimeRange: backend.TimeRange{From: end.Add(-*span), To: end}}
+		qs[i] = backend.DataQuery{RefID: fmt.Sprintf("P%d", i), JSON: json.RawMessage(js), Interval: e.step,
+			MaxDataPoints: int64(*span / e.step), TimeRange: backend.TimeRange{From: end.Add(-*span), To: end}}
 	}
 	return qs
 }
