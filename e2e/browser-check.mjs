@@ -43,8 +43,39 @@ const QUERY_TYPES = [
   { label: 'GPU', value: 'gpu', shows: 'Source', file: 'query-gpu.png' },
   { label: 'Fleet', value: 'fleet', shows: 'Models', file: 'query-fleet.png' },
   { label: 'Saturation', value: 'saturation', shows: 'Series + table', file: 'query-saturation.png' },
+  { label: 'Prefix cache', value: 'prefixCache', shows: 'Group by', file: 'query-prefix-cache.png' },
+  { label: 'Speculative decoding', value: 'specDecode', shows: 'Group by', file: 'query-spec-decode.png' },
+  { label: 'LoRA adapters', value: 'lora', shows: 'Output', file: 'query-lora.png' },
+  { label: 'KV transfer', value: 'kvTransfer', shows: 'Quantiles', file: 'query-kv-transfer.png' },
+  { label: 'Workload', value: 'workload', shows: 'View', file: 'query-workload.png' },
   { label: 'PromQL', value: 'promql', shows: 'Expr', file: 'query-promql.png' },
 ];
+
+/**
+ * Clicks the open menu's option called name. Combobox renders only the options in view (a virtual list), so the
+ * later ones of a long list exist only once the list is scrolled to them.
+ */
+async function pickOption(page, name) {
+  const option = page.getByRole('option', { name }).first();
+  for (let i = 0; i < 40 && (await option.count()) === 0; i++) {
+    // From the top (the list opens at the selected option), then down.
+    // Scroll the nearest scrollable ancestor of the options that are rendered.
+    await page
+      .getByRole('option')
+      .first()
+      .evaluate((el, top) => {
+        let n = el.parentElement;
+        while (n && n.scrollHeight <= n.clientHeight) {
+          n = n.parentElement;
+        }
+        if (n) {
+          n.scrollTop = top ? 0 : n.scrollTop + Math.max(n.clientHeight / 2, 40);
+        }
+      }, i === 0);
+    await page.waitForTimeout(50);
+  }
+  await option.click();
+}
 
 /** Serves the built page, and @grafana/ui's icons where the page's __grafana_public_path__ points. */
 function serve(pageDir) {
@@ -209,7 +240,7 @@ async function main() {
       await step(`query type "${type.label}" can be chosen`, async () => {
         const picker = editor.getByLabel('Query', { exact: true });
         await picker.click();
-        await page.getByRole('option', { name: type.label }).click();
+        await pickOption(page, type.label);
         await editor.getByText(type.shows, { exact: true }).first().waitFor();
         await waitForJson(page, 'query-json', (q) => q.queryType === type.value, `queryType is not ${type.value}`);
         if ((await picker.inputValue()) !== type.label) {
@@ -225,7 +256,7 @@ async function main() {
       // point past the filtered list; Enter then hands over no option. The editor must ignore it, not throw.
       const picker = editor.getByLabel('Query', { exact: true });
       await picker.click();
-      await page.getByRole('option', { name: 'GPU' }).click();
+      await pickOption(page, 'GPU');
       await picker.click();
       await picker.pressSequentially('Top');
       await picker.press('Enter');
@@ -236,7 +267,7 @@ async function main() {
 
     await step('filters list the backend values and add the picked one', async () => {
       await editor.getByLabel('Query', { exact: true }).click();
-      await page.getByRole('option', { name: 'Queue depth' }).click();
+      await pickOption(page, 'Queue depth');
       // Editor at the top of the viewport, so the menu has room to open downwards, into the screenshot below.
       await editor.evaluate((e) => e.scrollIntoView({ block: 'start' }));
       await editor.getByLabel('Models').click();
@@ -267,7 +298,7 @@ async function main() {
 
     await step('an invalid quantile is shown next to the field and not run', async () => {
       await editor.getByLabel('Query', { exact: true }).click();
-      await page.getByRole('option', { name: 'Wait time' }).click();
+      await pickOption(page, 'Wait time');
       await editor.getByLabel('Quantiles').waitFor();
       const runsBefore = await page.evaluate(() => window.__vllmRuns.length);
       await editor.getByLabel('Quantiles').fill('0.5, 1.5');
