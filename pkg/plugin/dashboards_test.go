@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/inferops/vllm-datasource/pkg/internal/grafanahost"
 	"github.com/inferops/vllm-datasource/pkg/internal/promtest"
+	"github.com/inferops/vllm-datasource/pkg/models"
 	"github.com/inferops/vllm-datasource/pkg/plugin"
 )
 
@@ -41,12 +43,95 @@ type dashboard struct {
 			Target     json.RawMessage `json:"target"`
 		} `json:"list"`
 	} `json:"annotations"`
-	Panels []struct {
-		Title      string            `json:"title"`
-		Type       string            `json:"type"`
-		Datasource dsRef             `json:"datasource"`
-		Targets    []json.RawMessage `json:"targets"`
-	} `json:"panels"`
+	Panels []panel `json:"panels"`
+}
+
+// panel is one dashboard panel; a collapsed row holds its own panels.
+type panel struct {
+	ID          int               `json:"id"`
+	Title       string            `json:"title"`
+	Type        string            `json:"type"`
+	Description string            `json:"description"`
+	Collapsed   bool              `json:"collapsed"`
+	GridPos     gridPos           `json:"gridPos"`
+	Datasource  dsRef             `json:"datasource"`
+	Targets     []json.RawMessage `json:"targets"`
+	Options     json.RawMessage   `json:"options"`
+	FieldConfig struct {
+		Overrides []override `json:"overrides"`
+	} `json:"fieldConfig"`
+	Panels []panel `json:"panels"`
+}
+
+// override is a panel's field override; the tests read those that hide
+// series by name.
+type override struct {
+	Matcher struct {
+		ID      string `json:"id"`
+		Options any    `json:"options"`
+	} `json:"matcher"`
+	Properties []struct {
+		ID    string          `json:"id"`
+		Value json.RawMessage `json:"value"`
+	} `json:"properties"`
+}
+
+// hidden returns the regular expressions of the panel's byRegexp
+// overrides that hide series from the graph (Grafana writes them /re/).
+func (p panel) hidden(t *testing.T) []*regexp.Regexp {
+	var out []*regexp.Regexp
+	for _, o := range p.FieldConfig.Overrides {
+		for _, prop := range o.Properties {
+			var h struct{ Viz bool }
+			if prop.ID != "custom.hideFrom" || json.Unmarshal(prop.Value, &h) != nil || !h.Viz {
+				continue
+			}
+			re, ok := o.Matcher.Options.(string)
+			require.True(t, o.Matcher.ID == "byRegexp" && ok, "%s: hides series by %s", p.Title, o.Matcher.ID)
+			out = append(out, regexp.MustCompile(strings.TrimSuffix(strings.TrimPrefix(re, "/"), "/")))
+		}
+	}
+	return out
+}
+
+// visible drops the value fields the panel hides, by display name.
+func (p panel) visible(t *testing.T, frames data.Frames) data.Frames {
+	res := p.hidden(t)
+	if len(res) == 0 {
+		return frames
+	}
+	var out data.Frames
+	for _, f := range frames {
+		keep := f.EmptyCopy()
+		keep.Fields = nil
+		for _, fld := range f.Fields {
+			name := fld.Name
+			if fld.Config != nil && fld.Config.DisplayNameFromDS != "" {
+				name = fld.Config.DisplayNameFromDS
+			}
+			if !slices.ContainsFunc(res, func(re *regexp.Regexp) bool { return re.MatchString(name) }) {
+				keep.Fields = append(keep.Fields, fld)
+			}
+		}
+		out = append(out, keep)
+	}
+	return out
+}
+
+type gridPos struct{ X, Y, W, H int }
+
+// queryPanels returns every panel but the rows, those inside collapsed
+// rows included: the panels that send queries.
+func (d dashboard) queryPanels() []panel {
+	var out []panel
+	for _, p := range d.Panels {
+		if p.Type == "row" {
+			out = append(out, p.Panels...)
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 type dsRef struct {
@@ -81,6 +166,10 @@ func loadDashboards(t *testing.T) map[string]dashboard {
 	return out
 }
 
+// exampleValues stand for what the dashboard variables hold.
+var exampleValues = map[string][]string{"model": {"meta-llama/Llama-3.1-8B-Instruct"}, "instance": {"10.0.0.1:8000"},
+	"cluster": {"prod"}, "namespace": {"inference"}}
+
 var varRef = regexp.MustCompile(`\$\{?([a-zA-Z_]\w*)`)
 
 // TestDashboardReferences checks data-source types and uids, variables and
@@ -110,8 +199,14 @@ func TestDashboardReferences(t *testing.T) {
 				// dashboard serves each fleet of a shared store.
 				require.Contains(t, q.Matchers, `cluster=~"$cluster"`, where)
 				require.Contains(t, q.Matchers, `namespace=~"$namespace"`, where)
+				// Valid options, as the backend reads them once the
+				// frontend has replaced the variables.
+				now := time.Now()
+				_, err := models.ParseQuery(backend.DataQuery{RefID: "A", JSON: interpolate(t, target, exampleValues),
+					TimeRange: backend.TimeRange{From: now.Add(-time.Hour), To: now}, Interval: time.Minute, MaxDataPoints: 100})
+				require.NoError(t, err, "%s: %s", where, target)
 			}
-			for _, p := range d.Panels {
+			for _, p := range d.queryPanels() {
 				require.NotEmpty(t, p.Targets, p.Title)
 				for _, tg := range p.Targets {
 					check(p.Title, p.Datasource, tg)
@@ -198,10 +293,31 @@ func alertRules(t *testing.T) []alertRule {
 	return out
 }
 
+// featureFlags turn on, on top of the demo's flags, the families a
+// default vLLM does not export (speculative decoding, LoRA, prefill/decode
+// roles with NIXL transfers, errors), so that every panel of the
+// dashboards' family rows must answer with data. Roles: instances 0 and 1
+// (one per model, 0 the hot one) decode, 2 and 3 prefill for them.
+var featureFlags = []string{
+	"--num-speculative-tokens", "3",
+	"--lora-adapters", "6", "--max-loras", "2",
+	"--roles", "decode,decode,prefill,prefill", "--kv-transfer-fail-rate", "0.01",
+	"--error-rate", "0.01",
+}
+
+// absentFamily is the vLLM flag named in the notice of each query type
+// whose metrics the demo fleet, as shipped, does not export.
+var absentFamily = map[string]string{
+	"specDecode": "--speculative-config",
+	"lora":       "--enable-lora",
+	"kvTransfer": "--kv-transfer-config",
+}
+
 // demoFleet starts vllm-sim with deploy/vllm-sim.flags (the demo's and the
-// compose stack's flags) and Prometheus of the given kind with
-// deploy/prometheus — the same files — and returns Prometheus' URL.
-func demoFleet(t *testing.T, kind promtest.Kind) (string, []string) {
+// compose stack's flags) and the extra flags, and Prometheus of the given
+// kind with deploy/prometheus — the same files — and returns Prometheus'
+// URL.
+func demoFleet(t *testing.T, kind promtest.Kind, extra ...string) (string, []string) {
 	dir := t.TempDir()
 	sim := filepath.Join(dir, "vllm-sim")
 	build := exec.Command("go", "build", "-o", sim, "./cmd/vllm-sim")
@@ -219,6 +335,7 @@ func demoFleet(t *testing.T, kind promtest.Kind) (string, []string) {
 			args = append(args, strings.Fields(line)...)
 		}
 	}
+	args = append(args, extra...)
 	// Simulated time runs 20× faster so a 10-minute burst cycle fits the test.
 	args = append(args, "--speed", "20", "--targets-file", filepath.Join(promDir, "targets", "vllm.json"))
 	cmd := exec.Command(sim, args...)
@@ -229,6 +346,9 @@ func demoFleet(t *testing.T, kind promtest.Kind) (string, []string) {
 	require.NoError(t, os.WriteFile(filepath.Join(promDir, "targets", "node.json"), []byte(`[{"targets": ["`+node+`"]}]`), 0o644))
 	srv := promtest.Start(t, promtest.Options{Backend: kind, ConfigFile: filepath.Join(promDir, "prometheus.yml")})
 	srv.WaitForSeries(t, `count_over_time(vllm:num_requests_running[5m]) >= 7`, 8, 90*time.Second)
+	// The length heatmaps ask for a 1m min step (exact counts per step):
+	// 80s of 5s scrapes hold a whole step aligned to the minute.
+	srv.WaitForSeries(t, `count_over_time(vllm:num_requests_running[2m]) >= 16`, 8, 2*time.Minute)
 	return srv.URL, targetAddrs(t, filepath.Join(promDir, "targets", "vllm.json"))
 }
 
@@ -266,20 +386,34 @@ func demoAgent(t *testing.T, instances []string) string {
 
 // TestDashboardsAgainstFleet runs every panel, annotation and alert query
 // through the plugin binary against Prometheus 2 and 3 (each with the demo's
-// configuration and rules) scraping the demo fleet.
+// configuration and rules) scraping the demo fleet: under Prometheus 2 the
+// fleet as shipped, where the panels of families it lacks must carry a
+// notice naming the vLLM flag; under Prometheus 3 with featureFlags, where
+// every panel must draw data.
 func TestDashboardsAgainstFleet(t *testing.T) {
 	t.Parallel()
-	for _, kind := range []promtest.Kind{promtest.Prometheus2, promtest.Prometheus3} {
-		t.Run(kind.Name(), func(t *testing.T) {
+	tests := []struct {
+		kind     promtest.Kind
+		features bool
+	}{
+		{promtest.Prometheus2, false},
+		{promtest.Prometheus3, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.kind.Name(), func(t *testing.T) {
 			t.Parallel()
-			dashboardsAgainstFleet(t, kind)
+			dashboardsAgainstFleet(t, tt.kind, tt.features)
 		})
 	}
 }
 
-func dashboardsAgainstFleet(t *testing.T, kind promtest.Kind) {
+func dashboardsAgainstFleet(t *testing.T, kind promtest.Kind, features bool) {
 	host := grafanahost.Launch(t, grafanahost.Build(t))
-	url, instances := demoFleet(t, kind)
+	var extra []string
+	if features {
+		extra = featureFlags
+	}
+	url, instances := demoFleet(t, kind, extra...)
 	agentURL := demoAgent(t, instances)
 	js, err := json.Marshal(map[string]any{"scrapeInterval": "5s", "agentUrls": []string{agentURL}})
 	require.NoError(t, err)
@@ -306,12 +440,21 @@ func dashboardsAgainstFleet(t *testing.T, kind promtest.Kind) {
 		return host.QueryData(t, ds, headers, q).Responses[ref]
 	}
 	for path, d := range loadDashboards(t) {
-		for _, p := range d.Panels {
+		for _, p := range d.queryPanels() {
 			for i, tg := range p.Targets {
 				t.Run(fmt.Sprintf("%s/%s/%d", d.UID, p.Title, i), func(t *testing.T) {
 					r := run(t, "A", tg, nil)
 					require.NoError(t, r.Error, path)
-					require.Positive(t, finiteValues(r.Frames), "dashboard %q panel %q target %d returned no finite value: %s", d.Title, p.Title, i, tg)
+					checkPanelFrames(t, p, r.Frames)
+					if flag := absentFamily[queryType(t, tg)]; flag != "" && !features {
+						require.Contains(t, framesNoticeText(r.Frames), flag, "panel %q: the fleet lacks the family, the notice must say how to turn it on", p.Title)
+						return
+					}
+					shown := finiteValues(p.visible(t, r.Frames))
+					require.Positive(t, shown, "dashboard %q panel %q target %d returned no finite value it shows: %s", d.Title, p.Title, i, tg)
+					if features && len(p.hidden(t)) > 0 {
+						require.Less(t, shown, finiteValues(r.Frames), "panel %q: its overrides match no series name", p.Title)
+					}
 				})
 			}
 		}
@@ -338,6 +481,37 @@ func dashboardsAgainstFleet(t *testing.T, kind promtest.Kind) {
 			})
 		}
 	}
+}
+
+// checkPanelFrames checks that the frames fit the panel that draws them:
+// a heatmap gets pre-bucketed heatmap-rows frames (the panel does not
+// calculate), a table a table frame.
+func checkPanelFrames(t *testing.T, p panel, frames data.Frames) {
+	t.Helper()
+	want := map[string]data.FrameType{"heatmap": "heatmap-rows", "table": data.FrameTypeTable}[p.Type]
+	if want == "" || len(frames) == 0 || frames[0].Meta == nil || frames[0].Meta.Type == "" {
+		return // the fleet and saturation tables are typed by their own tests
+	}
+	for _, f := range frames {
+		require.Equal(t, want, f.Meta.Type, "panel %q (%s)", p.Title, p.Type)
+	}
+}
+
+func queryType(t *testing.T, target json.RawMessage) string {
+	var q struct {
+		QueryType string `json:"queryType"`
+	}
+	require.NoError(t, json.Unmarshal(target, &q))
+	return q.QueryType
+}
+
+// framesNoticeText joins the notices of the frames.
+func framesNoticeText(frames data.Frames) string {
+	var b strings.Builder
+	for _, f := range frames {
+		b.WriteString(noticeText(f))
+	}
+	return b.String()
 }
 
 // interpolate does what the frontend (src/datasource.ts) does with "All"
@@ -382,9 +556,10 @@ func interpolate(t *testing.T, target json.RawMessage, values map[string][]strin
 	return out
 }
 
-// finiteValues counts the finite numbers in the value fields of frames: a
-// panel whose series are empty or NaN-only draws nothing, however many rows
-// its frames have.
+// finiteValues counts the finite numbers in the value fields of frames
+// (integer table cells, such as the LoRA counts, included): a panel whose
+// series are empty or NaN-only draws nothing, however many rows its frames
+// have.
 func finiteValues(frames data.Frames) int {
 	n := 0
 	for _, f := range frames {
@@ -405,6 +580,8 @@ func isFinite(v any) bool {
 		return !math.IsNaN(x) && !math.IsInf(x, 0)
 	case float32:
 		return !math.IsNaN(float64(x)) && !math.IsInf(float64(x), 0)
+	case int64, int32, int, uint64:
+		return true
 	}
 	return false
 }
