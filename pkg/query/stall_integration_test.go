@@ -48,7 +48,11 @@ func TestStalledEngine(t *testing.T) {
 	t.Parallel()
 	env := fleettest.Run(t, stallFleet())
 	srv := promtest.Start(t, promtest.Options{Targets: env.Targets()})
-	srv.WaitForSeries(t, `count_over_time(vllm:num_requests_running[1m]) >= 8`, 3, 90*time.Second)
+	// Sixteen scrapes before the wedge, more than the stall window: the
+	// saturation range starts 5 s before the wedge, and a first step whose
+	// window reaches back before the first scrape judged the slow engine by
+	// two or three samples (it read as stalled there once in a full run).
+	srv.WaitForSeries(t, `count_over_time(vllm:num_requests_running[1m]) >= 16`, 3, 90*time.Second)
 	require.NoError(t, env.Fleet.Wedge(0))
 	st := env.Fleet.Snapshot().Engines[0]
 	require.True(t, st.Wedged)
