@@ -12,31 +12,10 @@ import (
 
 	"github.com/inferops/vllm-datasource/pkg/internal/fleettest"
 	"github.com/inferops/vllm-datasource/pkg/internal/promtest"
-	"github.com/inferops/vllm-datasource/pkg/sim"
 )
 
 // stallSettings: one-second scrapes, a ten-second stall window.
 const stallSettings = `{"scrapeInterval":"1s","stallWindow":"10s"}`
-
-// wedgeFleet is three single-engine instances: one over capacity (wedged
-// first), one loaded but slow (1.5 s steps: every step still moves its
-// counters; wedged second) and one asleep.
-func wedgeFleet() sim.Config {
-	cfg := sim.DefaultConfig()
-	cfg.Seed, cfg.Rate, cfg.Skew = 37, 4, 0
-	cfg.Engine.PromptTokens = sim.Dist{Kind: sim.LogNormal, A: 200, B: 0.5}
-	cfg.Engine.OutputTokens = sim.Dist{Kind: sim.LogNormal, A: 80, B: 0.5}
-	over, slow, asleep := cfg.Engine, cfg.Engine, cfg.Engine
-	over.MaxNumSeqs = 4
-	slow.StepBase = 1500 * time.Millisecond
-	asleep.SleepLevel = 1
-	cfg.Instances = []sim.InstanceConfig{
-		{Model: "over", RateFactor: 4, Engine: &over},
-		{Model: "slow", Engine: &slow},
-		{Model: "asleep", Engine: &asleep},
-	}
-	return cfg
-}
 
 // TestCheckNamesStalledEngines wedges engines of a simulated fleet through
 // real Prometheus: no engine is named while all move; the wedged engine is
@@ -46,7 +25,7 @@ func wedgeFleet() sim.Config {
 // throughout.
 func TestCheckNamesStalledEngines(t *testing.T) {
 	t.Parallel()
-	env := fleettest.Run(t, wedgeFleet())
+	env := fleettest.Run(t, fleettest.StallFleet(37))
 	srv := promtest.Start(t, promtest.Options{Targets: env.Targets()})
 	srv.WaitForSeries(t, `count_over_time(vllm:num_requests_running[1m]) >= 12`, 3, 90*time.Second)
 	over, slow := env.Endpoints[0].Addr, env.Endpoints[1].Addr

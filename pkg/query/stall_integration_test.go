@@ -12,32 +12,11 @@ import (
 	"github.com/inferops/vllm-datasource/pkg/internal/fleettest"
 	"github.com/inferops/vllm-datasource/pkg/internal/promtest"
 	"github.com/inferops/vllm-datasource/pkg/query"
-	"github.com/inferops/vllm-datasource/pkg/sim"
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
 // stallWindow is the data source's stall window in the test: ten scrapes.
 const stallWindow = 10 * time.Second
-
-// stallFleet is three single-engine instances: one over capacity (it will
-// be wedged), one loaded but slow (1.5 s steps: its queue grows, yet every
-// step moves its counters) and one asleep.
-func stallFleet() sim.Config {
-	cfg := sim.DefaultConfig()
-	cfg.Seed, cfg.Rate, cfg.Skew = 31, 4, 0
-	cfg.Engine.PromptTokens = sim.Dist{Kind: sim.LogNormal, A: 200, B: 0.5}
-	cfg.Engine.OutputTokens = sim.Dist{Kind: sim.LogNormal, A: 80, B: 0.5}
-	over, slow, asleep := cfg.Engine, cfg.Engine, cfg.Engine
-	over.MaxNumSeqs = 4
-	slow.StepBase = 1500 * time.Millisecond
-	asleep.SleepLevel = 1
-	cfg.Instances = []sim.InstanceConfig{
-		{Model: "wedged", RateFactor: 4, Engine: &over},
-		{Model: "slow", Engine: &slow},
-		{Model: "asleep", Engine: &asleep},
-	}
-	return cfg
-}
 
 // TestStalledEngine wedges one loaded engine through real Prometheus and
 // checks that the fleet table calls it stalled and its saturation verdict
@@ -46,7 +25,7 @@ func stallFleet() sim.Config {
 // neither, and the sleeping engine is sleeping.
 func TestStalledEngine(t *testing.T) {
 	t.Parallel()
-	env := fleettest.Run(t, stallFleet())
+	env := fleettest.Run(t, fleettest.StallFleet(31))
 	srv := promtest.Start(t, promtest.Options{Targets: env.Targets()})
 	// Sixteen scrapes before the wedge, more than the stall window: the
 	// saturation range starts 5 s before the wedge, and a first step whose

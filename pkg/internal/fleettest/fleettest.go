@@ -185,3 +185,23 @@ func FirstScrape(t testing.TB, p *promtest.Server) time.Time {
 	}
 	return time.Unix(0, int64(sec*1e9))
 }
+
+// StallFleet is three single-engine instances for the stall tests: one
+// over capacity (the one to wedge), one loaded but slow (1.5 s steps: its
+// queue grows, yet every step moves its counters) and one asleep.
+func StallFleet(seed uint64) sim.Config {
+	cfg := sim.DefaultConfig()
+	cfg.Seed, cfg.Rate, cfg.Skew = seed, 4, 0
+	cfg.Engine.PromptTokens = sim.Dist{Kind: sim.LogNormal, A: 200, B: 0.5}
+	cfg.Engine.OutputTokens = sim.Dist{Kind: sim.LogNormal, A: 80, B: 0.5}
+	over, slow, asleep := cfg.Engine, cfg.Engine, cfg.Engine
+	over.MaxNumSeqs = 4
+	slow.StepBase = 1500 * time.Millisecond
+	asleep.SleepLevel = 1
+	cfg.Instances = []sim.InstanceConfig{
+		{Model: "wedged", RateFactor: 4, Engine: &over},
+		{Model: "slow", Engine: &slow},
+		{Model: "asleep", Engine: &asleep},
+	}
+	return cfg
+}
