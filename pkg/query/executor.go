@@ -51,6 +51,8 @@ type Executor struct {
 	// first use when nil and Settings.RecordingRules is on (rules.go).
 	Rules     *RuleDiscovery
 	rulesOnce sync.Once
+	// stores remembers a server without Thanos' store list (stores.go).
+	stores storeCheck
 }
 
 // plan is everything one query needs once it is parsed.
@@ -98,6 +100,9 @@ func (e *Executor) QueryData(ctx context.Context, req *backend.QueryDataRequest)
 		}(dq)
 	}
 	wg.Wait()
+	if down := e.downStores(ctx); len(down) > 0 {
+		addStoreNotices(resp, down)
+	}
 	return resp
 }
 

@@ -105,7 +105,9 @@ func TestThanosShards(t *testing.T) {
 		sidecars = append(sidecars, promtest.StartSidecar(t, s))
 	}
 	q := promtest.StartQuery(t, []string{sidecars[0].GRPC, sidecars[1].GRPC})
-	strict := promtest.StartQuery(t, []string{sidecars[0].GRPC, sidecars[1].GRPC}, "--no-query.partial-response")
+	// The strict querier health-checks its stores every ten minutes, so a
+	// store stopped during the test is still queried (and fails the query).
+	strict := promtest.StartQuery(t, []string{sidecars[0].GRPC, sidecars[1].GRPC}, "--no-query.partial-response", "--endpoint.info-timeout=10m")
 	q.WaitForSeries(t, `group by (instance) (vllm:num_requests_running)`, 4, 60*time.Second)
 	q.WaitForSeries(t, `count_over_time(vllm:num_preemptions_total[1m]) >= 18`, 1, 90*time.Second)
 	for i, s := range shards {
@@ -188,20 +190,12 @@ func TestThanosShards(t *testing.T) {
 		require.Equal(t, want, got, "every instance's ranking value is the value of the shard that holds it")
 	})
 
-	t.Run("a store that goes away is a notice naming it", func(t *testing.T) {
-		sidecars[1].Stop()
-		r := run(t, eq, dq("A", `{"queryType":"queue"}`, from, to)).Responses["A"]
-		require.NoError(t, r.Error, "partial response: the other shard still answers")
-		require.NotEmpty(t, r.Frames)
-		var notices []string
-		for _, n := range r.Frames[0].Meta.Notices {
-			notices = append(notices, n.Text)
-		}
-		require.Contains(t, strings.Join(notices, "\n"), sidecars[1].GRPC, "the notice names the store")
-	})
-
+	// The strict querier is asked first, while it still holds the store
+	// (it health-checks every ten minutes); the partial one notices the
+	// store is gone within a second and from then on answers without it,
+	// silently, so only the store list can name it.
+	sidecars[1].Stop()
 	t.Run("without partial response a store that is gone fails only that query, naming the store", func(t *testing.T) {
-		sidecars[1].Stop() // stopped already when the previous subtest ran
 		resp := run(t, executor(t, strict.URL),
 			dq("A", `{"queryType":"queue"}`, from, to),
 			dq("B", `{"queryType":"promql","expr":"vector(1)"}`, from, to))
@@ -211,6 +205,37 @@ func TestThanosShards(t *testing.T) {
 		require.Contains(t, a.Error.Error(), sidecars[1].GRPC, "the error names the store")
 		require.NoError(t, resp.Responses["B"].Error, "a query that needs no store still answers")
 	})
+
+	t.Run("a store Thanos dropped is a notice naming it on every query", func(t *testing.T) {
+		waitStoreDown(t, q.URL, sidecars[1].GRPC)
+		resp := run(t, eq, dq("A", `{"queryType":"queue"}`, from, to), dq("B", `{"queryType":"topk","k":2}`, from, to))
+		for _, ref := range []string{"A", "B"} {
+			r := resp.Responses[ref]
+			require.NoError(t, r.Error, "partial response: the other shard still answers")
+			require.NotEmpty(t, r.Frames)
+			text := noticeTexts(r.Frames)
+			require.Contains(t, text, "cannot reach store "+sidecars[1].GRPC+" (sidecar)", "query %s names the store", ref)
+			require.NotContains(t, text, sidecars[0].GRPC, "query %s: the store that answers is not named", ref)
+		}
+	})
+}
+
+// waitStoreDown waits until the Thanos Query at url lists store as failing.
+func waitStoreDown(t *testing.T, url, store string) {
+	t.Helper()
+	c, err := prom.New(prom.Options{URL: url})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		all, ok, err := c.Stores(context.Background())
+		require.NoError(t, err)
+		require.True(t, ok, "thanos query has a store list")
+		for _, s := range all {
+			if s.Name == store && s.LastError != "" {
+				return true
+			}
+		}
+		return false
+	}, 20*time.Second, 100*time.Millisecond, "thanos query marks %s down", store)
 }
 
 // tableValue reads the ranking value (the last field) of row i.

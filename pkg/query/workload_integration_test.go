@@ -3,6 +3,7 @@
 package query_test
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/inferops/vllm-datasource/pkg/frames"
 	"github.com/inferops/vllm-datasource/pkg/internal/fleettest"
+	"github.com/inferops/vllm-datasource/pkg/prom"
 	"github.com/inferops/vllm-datasource/pkg/sim"
 )
 
@@ -59,6 +61,7 @@ func TestWorkloadAgainstTruth(t *testing.T) {
 			require.NoError(t, r.Error)
 			require.Len(t, r.Frames, 1)
 			checkLengths(t, env.Fleet, done, r.Frames[0], 20*time.Second, length)
+			requireCountsAll(t, env.Prom.URL, "vllm:request_"+view+"_tokens_count", r.Frames[0], 20*time.Second)
 		})
 	}
 	t.Run("error share", func(t *testing.T) {
@@ -126,15 +129,42 @@ func checkLengths(t *testing.T, f *sim.Fleet, done []sim.CompletedRequest, fr *d
 	}
 	t.Logf("%s; %d steps %s to %s: heatmap %v, simulator %v", fr.Meta.ExecutedQueryString, fr.Rows(), first, last, got, want)
 	require.Greater(t, truthTotal, 300.0, "enough requests to compare")
-	// 8%, not exact: increase() extrapolates each step's window from the
-	// samples inside it, and on a loaded machine late scrapes leave a few
-	// percent out (5.7% seen under a parallel suite); counting half, the
-	// bug this guards against, is far outside.
-	require.InDelta(t, truthTotal, total, 0.08*truthTotal, "requests counted over the frame's steps")
+	// 15%, not exact: increase() extrapolates each step's window from the
+	// samples inside it, and on a loaded machine late, irregular scrapes
+	// leave part of each window's edges out (5.7% and 8.2% low seen in
+	// full CI runs). requireCountsAll checks the total exactly against
+	// Prometheus' own count; counting half, the bug this guards against,
+	// is far outside either.
+	require.InDelta(t, truthTotal, total, 0.15*truthTotal, "requests counted over the frame's steps")
 	for le, w := range want {
 		require.InDelta(t, w/truthTotal, got[le]/total, 0.02, "share of bucket le=%s", le)
 	}
 }
+
+// requireCountsAll checks that the heatmap's buckets add up, step by
+// step, to what Prometheus counts over the same windows with the same
+// function: no bucket dropped or counted twice when the cumulative
+// buckets are taken apart.
+func requireCountsAll(t *testing.T, url, count string, fr *data.Frame, step time.Duration) {
+	t.Helper()
+	c, err := prom.New(prom.Options{URL: url})
+	require.NoError(t, err)
+	for i := 0; i < fr.Rows(); i++ {
+		at := fr.Fields[0].At(i).(time.Time)
+		vec, _, err := c.Query(context.Background(), fmt.Sprintf("sum(increase(%s[%s]))", count, promDur(step)), at)
+		require.NoError(t, err)
+		require.Len(t, vec, 1, "a count at %s", at)
+		row := 0.0
+		for _, fd := range fr.Fields[1:] {
+			row += fd.At(i).(float64)
+		}
+		want := float64(vec[0].Value)
+		require.InDelta(t, want, row, 1e-9*math.Max(1, want), "step %s: the buckets add up to Prometheus' count", at)
+	}
+}
+
+// promDur writes a whole-second duration as PromQL reads it.
+func promDur(d time.Duration) string { return fmt.Sprintf("%ds", int(d.Seconds())) }
 
 // truthErrorShare is the share of requests finished with an error among
 // all finished (client aborts excluded) from one rate window before the

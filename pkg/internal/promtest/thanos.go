@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -41,10 +42,13 @@ func StartQuery(t testing.TB, endpoints []string, extra ...string) *Server {
 	t.Helper()
 	dir := t.TempDir()
 	addr := freeAddr(t)
-	args := []string{"query", "--http-address=" + addr, "--grpc-address=" + freeAddr(t), "--log.level=warn",
+	args := []string{"query", "--http-address=" + addr, "--grpc-address=" + freeAddr(t), "--log.level=warn", "--store.sd-interval=1s"}
+	if !hasFlag(extra, "--endpoint.info-timeout") {
 		// Look at the endpoints every second rather than every 5s, so a
-		// store is usable (and a dead one noticed) quickly.
-		"--endpoint.info-timeout=1s", "--store.sd-interval=1s"}
+		// store is usable (and a dead one noticed) quickly. The same
+		// flag sets how often Thanos health-checks them.
+		args = append(args, "--endpoint.info-timeout=1s")
+	}
 	for _, e := range endpoints {
 		args = append(args, "--endpoint="+e)
 	}
@@ -91,4 +95,14 @@ func (s *Server) Log(t testing.TB) string {
 func HashmodShard(key string, i, n int) string {
 	return fmt.Sprintf("      - source_labels: [%s]\n        modulus: %d\n        target_label: __tmp_shard\n        action: hashmod\n"+
 		"      - source_labels: [__tmp_shard]\n        regex: \"%d\"\n        action: keep\n", key, n, i)
+}
+
+// hasFlag reports whether args set the flag name (as --name=value).
+func hasFlag(args []string, name string) bool {
+	for _, a := range args {
+		if strings.HasPrefix(a, name+"=") {
+			return true
+		}
+	}
+	return false
 }
