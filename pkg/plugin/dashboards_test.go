@@ -293,16 +293,26 @@ func alertRules(t *testing.T) []alertRule {
 	return out
 }
 
-// featureFlags turn on, on top of the demo's flags, the families a
-// default vLLM does not export (speculative decoding, LoRA, prefill/decode
-// roles with NIXL transfers, errors), so that every panel of the
-// dashboards' family rows must answer with data. Roles: instances 0 and 1
-// (one per model, 0 the hot one) decode, 2 and 3 prefill for them.
-var featureFlags = []string{
-	"--num-speculative-tokens", "3",
-	"--lora-adapters", "6", "--max-loras", "2",
-	"--roles", "decode,decode,prefill,prefill", "--kv-transfer-fail-rate", "0.01",
-	"--error-rate", "0.01",
+// featureFlags are the demo's flags (deploy/vllm-sim.flags) that turn on
+// the families a default vLLM does not export (speculative decoding, LoRA,
+// prefill/decode roles with NIXL transfers, errors), so the demo draws every
+// panel of the dashboards' family rows. Each takes one value. Roles:
+// instances 0 and 1 (one per model, 0 the hot one) decode, 2 and 3 prefill
+// for them. The plain fleet (a default vLLM) is the demo's flags without
+// them.
+var featureFlags = []string{"--num-speculative-tokens", "--lora-adapters", "--max-loras", "--roles", "--kv-transfer-fail-rate", "--error-rate"}
+
+// withoutFeatures drops featureFlags and their values from args.
+func withoutFeatures(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		if slices.Contains(featureFlags, args[i]) {
+			i++ // and its value
+			continue
+		}
+		out = append(out, args[i])
+	}
+	return out
 }
 
 // absentFamily is the vLLM flag named in the notice of each query type
@@ -314,10 +324,10 @@ var absentFamily = map[string]string{
 }
 
 // demoFleet starts vllm-sim with deploy/vllm-sim.flags (the demo's and the
-// compose stack's flags) and the extra flags, and Prometheus of the given
-// kind with deploy/prometheus — the same files — and returns Prometheus'
-// URL.
-func demoFleet(t *testing.T, kind promtest.Kind, extra ...string) (string, []string) {
+// compose stack's flags; without featureFlags unless features), and
+// Prometheus of the given kind with deploy/prometheus — the same files —
+// and returns Prometheus' URL.
+func demoFleet(t *testing.T, kind promtest.Kind, features bool) (string, []string) {
 	dir := t.TempDir()
 	sim := filepath.Join(dir, "vllm-sim")
 	build := exec.Command("go", "build", "-o", sim, "./cmd/vllm-sim")
@@ -335,7 +345,12 @@ func demoFleet(t *testing.T, kind promtest.Kind, extra ...string) (string, []str
 			args = append(args, strings.Fields(line)...)
 		}
 	}
-	args = append(args, extra...)
+	for _, f := range featureFlags {
+		require.Contains(t, args, f, "the demo turns every family on, so its dashboards draw every panel")
+	}
+	if !features {
+		args = withoutFeatures(args)
+	}
 	// Simulated time runs 20× faster so a 10-minute burst cycle fits the test.
 	args = append(args, "--speed", "20", "--targets-file", filepath.Join(promDir, "targets", "vllm.json"))
 	cmd := exec.Command(sim, args...)
@@ -387,9 +402,9 @@ func demoAgent(t *testing.T, instances []string) string {
 // TestDashboardsAgainstFleet runs every panel, annotation and alert query
 // through the plugin binary against Prometheus 2 and 3 (each with the demo's
 // configuration and rules) scraping the demo fleet: under Prometheus 2 the
-// fleet as shipped, where the panels of families it lacks must carry a
-// notice naming the vLLM flag; under Prometheus 3 with featureFlags, where
-// every panel must draw data.
+// plain fleet (the demo without featureFlags, as a default vLLM), where the
+// panels of families it lacks must carry a notice naming the vLLM flag;
+// under Prometheus 3 the demo as shipped, where every panel must draw data.
 func TestDashboardsAgainstFleet(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -409,11 +424,7 @@ func TestDashboardsAgainstFleet(t *testing.T) {
 
 func dashboardsAgainstFleet(t *testing.T, kind promtest.Kind, features bool) {
 	host := grafanahost.Launch(t, grafanahost.Build(t))
-	var extra []string
-	if features {
-		extra = featureFlags
-	}
-	url, instances := demoFleet(t, kind, extra...)
+	url, instances := demoFleet(t, kind, features)
 	agentURL := demoAgent(t, instances)
 	js, err := json.Marshal(map[string]any{"scrapeInterval": "5s", "agentUrls": []string{agentURL}})
 	require.NoError(t, err)
