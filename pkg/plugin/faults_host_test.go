@@ -96,6 +96,19 @@ func (l *load) once() {
 	l.mu.Unlock()
 }
 
+// waitRefreshes waits until n refreshes started after from have ended, or
+// for at most limit.
+func (l *load) waitRefreshes(from time.Time, n int, limit time.Duration) {
+	for end := time.Now().Add(limit); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		l.mu.Lock()
+		done := len(between(l.seen, from, time.Now()))
+		l.mu.Unlock()
+		if done >= n {
+			return
+		}
+	}
+}
+
 // after lets the load run for d, then finishes it.
 func (l *load) after(d time.Duration) []refresh {
 	time.Sleep(d)
@@ -199,7 +212,9 @@ func TestFaultMatrix(t *testing.T) {
 		restarting := time.Now()
 		fleet.Prom.Restart(t)
 		ready := time.Now()
-		time.Sleep(1500 * time.Millisecond)
+		// Two whole refreshes after the restart, however long a loaded
+		// machine makes them (1.5 s was not always one).
+		l.waitRefreshes(ready, 2, 30*time.Second)
 		rs := l.finish()
 
 		require.Equal(t, backend.HealthStatusError, health.Status)
@@ -239,7 +254,7 @@ func TestFaultMatrix(t *testing.T) {
 		}
 		continued := time.Now()
 		fleet.Prom.Continue(t)
-		time.Sleep(3 * time.Second)
+		l.waitRefreshes(continued.Add(time.Second), 2, 30*time.Second)
 		rs := l.finish()
 
 		// Refreshes after cacheFresh must reach the frozen Prometheus and time out.

@@ -98,6 +98,11 @@ func checkAttainment(t *testing.T, env *fleettest.Env, srv *promtest.Server, bou
 	e := executor(t, srv.URL)
 	first := fleettest.FirstScrape(t, srv)
 	to := time.Now().Truncate(time.Second)
+	// Each frame is its own expression, evaluated a moment apart: only once
+	// every engine's samples past the range's end are stored do they see
+	// the same data (on a loaded machine VictoriaMetrics' last step moved
+	// between the attainment and the budget queries).
+	srv.WaitForSeries(t, fmt.Sprintf(`min(timestamp(vllm:num_requests_running)) > %d`, to.Unix()+1), 1, 30*time.Second)
 	done := env.Fleet.CompletedRequests()
 	for family, latency := range truthFamilies {
 		t.Run(family, func(t *testing.T) {

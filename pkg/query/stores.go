@@ -48,7 +48,8 @@ func (e *Executor) downStores(ctx context.Context) []prom.StoreStatus {
 	defer cancel()
 	all, isList, err := l.Stores(ctx)
 	if err != nil {
-		backend.Logger.Debug("thanos store list unavailable", "error", err)
+		// The kind only: an error page may echo the request (its credentials).
+		backend.Logger.Debug("thanos store list unavailable", "kind", string(prom.KindOf(err)))
 		return nil
 	}
 	if !isList {
