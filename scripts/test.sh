@@ -35,6 +35,14 @@ apt_install() {
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
+# Prometheus 3 and Thanos are built (only when missing from the cache: the
+# first run on a machine, about 12 minutes of compiling) in the background
+# while the steps below download, install and package; the Go tests wait
+# for them.
+backends_log=$(mktemp)
+bash scripts/backends.sh >"$backends_log" 2>&1 &
+backends_pid=$!
+
 step "system packages (prometheus, promtool, victoria-metrics, node exporter)"
 apt_install prometheus victoria-metrics prometheus-node-exporter
 
@@ -59,11 +67,6 @@ if [ -z "$(go list -f '{{join .TestGoFiles " "}}' ./pkg/nodeagent/nvmlsource)" ]
 	exit 1
 fi
 
-step "back ends: Prometheus 3 and Thanos from the Go module proxy (cached; built only when missing)"
-backends_start=$(date +%s)
-bash scripts/backends.sh
-echo "back ends ready in $(($(date +%s) - backends_start))s"
-
 step "go vet"
 go vet ./pkg/... ./cmd/...
 
@@ -82,6 +85,15 @@ bash scripts/package.sh --platforms "$PACKAGE_PLATFORMS"
 VLLM_PLUGIN_ARCHIVE="$PWD/release/inferops-vllm-datasource-$(node -p "require('./package.json').version").zip"
 VLLM_PLUGIN_PLATFORMS="$PACKAGE_PLATFORMS"
 export VLLM_PLUGIN_ARCHIVE VLLM_PLUGIN_PLATFORMS
+
+step "back ends: Prometheus 3 and Thanos from the Go module proxy (started in the background at the top)"
+if ! wait "$backends_pid"; then
+	cat "$backends_log" >&2
+	echo "scripts/backends.sh failed: the integration tests need Prometheus 3 and Thanos" >&2
+	exit 1
+fi
+cat "$backends_log"
+rm -f "$backends_log"
 
 step "go test (unit, integration against real Prometheus, host)"
 # -parallel: integration tests wait seconds on Prometheus' first scrape, so
