@@ -1,10 +1,12 @@
 /*
- * The choices the query editor offers and the defaults it shows. They mirror pkg/models/query.go (QueryTypes,
- * Families, RankSignals, Aggregations, DefaultK, DefaultQuantiles): the backend is the source of truth and applies
- * the same defaults when a field is left out, so the editor never has to write a default to get data.
+ * The choices the query editor offers and the defaults it shows. The values, their order, the defaults and the limits
+ * come from the backend's table of query types (pkg/models/querytable.go), written to queryTypes.json by
+ * `go generate ./pkg/models/`; only labels and descriptions, which are UI wording, live here. The backend applies the
+ * same defaults when a field is left out, so the editor never has to write a default to get data.
  */
 import { ComboboxOption } from '@grafana/ui';
 
+import queryTypes from './queryTypes.json';
 import {
   VllmAggregation,
   VllmGpuFormat,
@@ -14,151 +16,237 @@ import {
   VllmQueryType,
   VllmRankSignal,
   VllmSaturationFormat,
+  VllmSloObjective,
   VllmWaitFamily,
 } from './types';
 
-export const DEFAULT_QUANTILES = [0.5, 0.9, 0.99];
-export const DEFAULT_K = 5;
-export const MAX_K = 100;
-export const DEFAULT_FAMILY: VllmWaitFamily = 'queue_time';
-export const DEFAULT_RANK_BY: VllmRankSignal = 'waiting';
-export const DEFAULT_AGGREGATION: VllmAggregation = 'max';
-export const DEFAULT_GPU_SOURCE: VllmGpuSource = 'agents';
-export const DEFAULT_GPU_FORMAT: VllmGpuFormat = 'table';
-/** The backend's MaxFilterValues: one selector may not list more values. */
-export const MAX_FILTER_VALUES = 500;
+/** An interval of numbers; an open end is excluded (pkg/models/querytypes.go Range). */
+export interface RangeSpec {
+  min: number;
+  max: number;
+  minOpen?: boolean;
+  maxOpen?: boolean;
+}
 
-export const QUERY_TYPE_OPTIONS: Array<ComboboxOption<VllmQueryType>> = [
-  { value: 'queue', label: 'Queue depth', description: 'Running and waiting requests' },
-  { value: 'waitTime', label: 'Wait time', description: 'Queue / first-token latency quantiles' },
-  { value: 'preemptions', label: 'Preemptions', description: 'Requests preempted for lack of KV cache' },
-  { value: 'topk', label: 'Top-k', description: 'The k busiest servers or engines' },
-  { value: 'gpu', label: 'GPU', description: 'GPU memory, utilisation and power, joined to the vLLM engine on it' },
-  { value: 'fleet', label: 'Fleet', description: 'One row per engine: state, load, latency; worst first' },
-  {
-    value: 'saturation',
-    label: 'Saturation',
-    description: 'A verdict per instance (queueing, KV-bound, …) with its evidence',
-  },
-  {
-    value: 'slo',
-    label: 'SLO',
-    description: 'Latency or availability objective: attainment, error budget, burn rates',
-  },
-  { value: 'host', label: 'Host', description: 'CPU, memory, network and disk of the host under each instance' },
-  {
-    value: 'prefixCache',
+/** One JSON field of a query type (pkg/models/querytypes.go Option). */
+export interface OptionSpec {
+  field: string;
+  kind: 'choice' | 'choices' | 'integer' | 'number' | 'numbers' | 'duration' | 'text' | 'boolean';
+  /** A choice's allowed values, in the editor's order. */
+  values?: string[];
+  /** Accepted values that stand for one of values. */
+  aliases?: Record<string, string>;
+  /** What the backend uses when the field is absent. */
+  default?: string | number | number[];
+  range?: RangeSpec;
+  /** A duration's bounds, both included (Prometheus durations). */
+  durations?: { min: string; max: string };
+  required?: boolean;
+}
+
+/** The slo type's objective kinds and vLLM's default bucket bounds per family (pkg/models/querytypes.go SLOSpec). */
+export interface SloSpec {
+  objectives: Array<{ name: VllmSloObjective; defaultTarget: number; fields?: string[] }>;
+  bounds: Record<string, number[]>;
+}
+
+/** One query type's rules (pkg/models/querytypes.go TypeSpec). */
+export interface TypeSpec {
+  type: VllmQueryType;
+  groupings: VllmGrouping[];
+  defaultGrouping: VllmGrouping;
+  groupingReason?: string;
+  options?: OptionSpec[];
+  slo?: SloSpec;
+}
+
+/** The backend's table of query types (pkg/models/querytypes.go Schema). */
+export interface QueryTypesSchema {
+  groupings: VllmGrouping[];
+  maxFilterValues: number;
+  numberPattern: string;
+  types: TypeSpec[];
+}
+
+export const QUERY_TYPES = queryTypes as QueryTypesSchema;
+
+/** The rules of a query type; undefined for a type the backend does not know. */
+export function typeSpec(queryType: VllmQueryType): TypeSpec | undefined {
+  return QUERY_TYPES.types.find((t) => t.type === queryType);
+}
+
+/** An option of a query type; an empty one (no values, no default) when the type has none by that name. */
+export function optionSpec(queryType: VllmQueryType, field: string): OptionSpec {
+  return typeSpec(queryType)?.options?.find((o) => o.field === field) ?? { field, kind: 'text' };
+}
+
+/** Whether n lies inside the range. */
+export function inRange(r: RangeSpec, n: number): boolean {
+  return (n > r.min || (!r.minOpen && n === r.min)) && (n < r.max || (!r.maxOpen && n === r.max));
+}
+
+/** The values a choice option accepts: its values and their aliases. */
+export function acceptedValues(o: OptionSpec): Array<{ value: string }> {
+  return [...(o.values ?? []), ...Object.keys(o.aliases ?? {})].map((value) => ({ value }));
+}
+
+/** UI wording of a value. */
+export type Wording = { label: string; description?: string };
+
+/**
+ * A choice option's values in the table's order, each with its wording from labels. A value the table has and labels
+ * lacks (a backend newer than the editor's types) is shown by its name.
+ */
+export function choiceOptions<T extends string>(
+  queryType: VllmQueryType,
+  field: string,
+  labels: Record<T, Wording>
+): Array<{ value: T } & Wording> {
+  const values = (optionSpec(queryType, field).values ?? []) as T[];
+  return values.map((value) => ({ value, ...(labels[value] ?? { label: value }) }));
+}
+
+/** The syntax of a number written as text, the backend's own (pkg/models/number.go): "5x", "Inf", "1_000" are not. */
+export const NUMBER = new RegExp(QUERY_TYPES.numberPattern);
+
+const numberOption = (queryType: VllmQueryType, field: string) => optionSpec(queryType, field).range!;
+
+export const DEFAULT_QUANTILES = optionSpec('waitTime', 'quantiles').default as number[];
+/** The range every quantile must lie in: (0, 1). */
+export const QUANTILE_RANGE = numberOption('waitTime', 'quantiles');
+export const DEFAULT_K = optionSpec('topk', 'k').default as number;
+/** The range of k: whole numbers 1 to 100. */
+export const K_RANGE = numberOption('topk', 'k');
+export const MAX_K = K_RANGE.max;
+export const DEFAULT_FAMILY = optionSpec('waitTime', 'family').default as VllmWaitFamily;
+export const DEFAULT_RANK_BY = optionSpec('topk', 'rankBy').default as VllmRankSignal;
+export const DEFAULT_AGGREGATION = optionSpec('topk', 'aggregation').default as VllmAggregation;
+export const DEFAULT_GPU_SOURCE = optionSpec('gpu', 'source').default as VllmGpuSource;
+export const DEFAULT_GPU_FORMAT = optionSpec('gpu', 'format').default as VllmGpuFormat;
+/** The backend's MaxFilterValues: one selector may not list more values. */
+export const MAX_FILTER_VALUES = QUERY_TYPES.maxFilterValues;
+
+const QUERY_TYPE_WORDING: Record<VllmQueryType, Wording> = {
+  queue: { label: 'Queue depth', description: 'Running and waiting requests' },
+  waitTime: { label: 'Wait time', description: 'Queue / first-token latency quantiles' },
+  preemptions: { label: 'Preemptions', description: 'Requests preempted for lack of KV cache' },
+  topk: { label: 'Top-k', description: 'The k busiest servers or engines' },
+  gpu: { label: 'GPU', description: 'GPU memory, utilisation and power, joined to the vLLM engine on it' },
+  fleet: { label: 'Fleet', description: 'One row per engine: state, load, latency; worst first' },
+  saturation: { label: 'Saturation', description: 'A verdict per instance (queueing, KV-bound, …) with its evidence' },
+  slo: { label: 'SLO', description: 'Latency or availability objective: attainment, error budget, burn rates' },
+  host: { label: 'Host', description: 'CPU, memory, network and disk of the host under each instance' },
+  prefixCache: {
     label: 'Prefix cache',
     description: 'Prefix-cache hit rate (local and KV connector) and prompt tokens/s by source',
   },
-  {
-    value: 'specDecode',
+  specDecode: {
     label: 'Speculative decoding',
     description: 'Draft acceptance rate, mean acceptance length, acceptance by draft position',
   },
-  { value: 'lora', label: 'LoRA adapters', description: 'The LoRA adapters in use on each server, and max_loras' },
-  {
-    value: 'kvTransfer',
+  lora: { label: 'LoRA adapters', description: 'The LoRA adapters in use on each server, and max_loras' },
+  kvTransfer: {
     label: 'KV transfer',
     description: 'Prefill/decode KV-cache transfers (NIXL): time quantiles, bytes/s, failures/s',
   },
-  {
-    value: 'workload',
+  workload: {
     label: 'Workload',
     description: 'Prompt and output lengths (means or heatmaps), finished requests/s, error share',
   },
-  { value: 'promql', label: 'PromQL', description: 'Raw PromQL, for panels no vLLM query type covers' },
-];
+  promql: { label: 'PromQL', description: 'Raw PromQL, for panels no vLLM query type covers' },
+};
 
-export const GROUPING_OPTIONS: Array<{ value: VllmGrouping; label: string; description?: string }> = [
-  { value: 'none', label: 'Fleet', description: 'One series for the whole fleet' },
-  { value: 'model', label: 'Model' },
-  { value: 'instance', label: 'Instance' },
-  { value: 'instance_engine', label: 'Engine', description: 'One series per engine of each instance' },
-  { value: 'role', label: 'Role', description: 'One series per prefill/decode role (disaggregated serving)' },
-];
+/** Every query type, in the backend's order. */
+export const QUERY_TYPE_OPTIONS: Array<ComboboxOption<VllmQueryType>> = QUERY_TYPES.types.map((t) => ({
+  value: t.type,
+  ...(QUERY_TYPE_WORDING[t.type] ?? { label: t.type }),
+}));
 
-/** Top-k ranks servers or engines, so the backend only accepts those groupings for it (parseGrouping). */
-const TOPK_GROUPINGS: VllmGrouping[] = ['instance', 'instance_engine'];
+const GROUPING_WORDING: Record<VllmGrouping, Wording> = {
+  none: { label: 'Fleet', description: 'One series for the whole fleet' },
+  model: { label: 'Model' },
+  instance: { label: 'Instance' },
+  instance_engine: { label: 'Engine', description: 'One series per engine of each instance' },
+  role: { label: 'Role', description: 'One series per prefill/decode role (disaggregated serving)' },
+};
 
-/** The groupings the backend accepts for a query type (pkg/models/query.go parseGrouping, pkg/models/host.go). */
+export const GROUPING_OPTIONS: Array<{ value: VllmGrouping; label: string; description?: string }> =
+  QUERY_TYPES.groupings.map((value) => ({ value, ...(GROUPING_WORDING[value] ?? { label: value }) }));
+
+/**
+ * The groupings the backend accepts for a query type: top-k and saturation rank or judge servers or engines (and
+ * saturation role pools), the fleet table is always one row per engine, host and LoRA data come once per server.
+ */
 export function groupingOptionsFor(queryType: VllmQueryType) {
-  if (queryType === 'fleet') {
-    // Always one row per engine.
-    return GROUPING_OPTIONS.filter((o) => o.value === 'instance_engine');
-  }
-  if (queryType === 'host' || queryType === 'lora') {
-    // One answer per server: vLLM reports host and LoRA data once per server.
-    return GROUPING_OPTIONS.filter((o) => o.value === 'instance');
-  }
-  if (queryType === 'saturation') {
-    // A verdict per server or engine, or per role pool (prefill and decode are scaled apart).
-    return GROUPING_OPTIONS.filter((o) => [...TOPK_GROUPINGS, 'role'].includes(o.value));
-  }
-  return queryType === 'topk' ? GROUPING_OPTIONS.filter((o) => TOPK_GROUPINGS.includes(o.value)) : GROUPING_OPTIONS;
+  const allowed = typeSpec(queryType)?.groupings;
+  return allowed ? GROUPING_OPTIONS.filter((o) => allowed.includes(o.value)) : GROUPING_OPTIONS;
 }
 
-/** LoRA output, stored as format (pkg/models/lora.go LoRAFormats); absent means table. */
-export const LORA_FORMAT_OPTIONS: Array<{ value: VllmLoRAFormat; label: string; description: string }> = [
-  { value: 'table', label: 'Table', description: 'One row per server: running and waiting adapters now, max LoRAs' },
-  { value: 'series', label: 'Series', description: 'Running and waiting adapter counts per server over time' },
-];
+/** The grouping the backend applies when none is given: SLO by model, KV transfer by role, fleet by engine. */
+export function defaultGroupingFor(queryType: VllmQueryType): VllmGrouping {
+  return typeSpec(queryType)?.defaultGrouping ?? 'instance';
+}
 
-/** Saturation output, stored as format (pkg/models/diagnosis.go DiagnosisFormats); absent means both. */
-export const SATURATION_FORMAT_OPTIONS: Array<{ value: VllmSaturationFormat; label: string; description: string }> = [
-  {
-    value: 'both',
+/** LoRA output, stored as format; absent means the table's default (table). */
+export const LORA_FORMAT_OPTIONS = choiceOptions<VllmLoRAFormat>('lora', 'format', {
+  table: { label: 'Table', description: 'One row per server: running and waiting adapters now, max LoRAs' },
+  series: { label: 'Series', description: 'Running and waiting adapter counts per server over time' },
+});
+
+/** Saturation output, stored as format; absent means the table's default (both). */
+export const SATURATION_FORMAT_OPTIONS = choiceOptions<VllmSaturationFormat>('saturation', 'format', {
+  both: {
     label: 'Series + table',
     description: 'Utilisation, arrivals vs completions, verdict timelines and the verdict table',
   },
-  { value: 'table', label: 'Table only', description: 'The verdict per instance with its reason' },
+  table: { label: 'Table only', description: 'The verdict per instance with its reason' },
+  series: { label: 'Series only', description: 'Utilisation, arrivals vs completions and each verdict timeline' },
+});
+
+/** The formats the fleet accepts: a table ("both", saturation's default, stands for it). */
+export const FLEET_FORMAT_OPTIONS = acceptedValues(optionSpec('fleet', 'format'));
+
+export const FAMILY_OPTIONS: Array<ComboboxOption<string>> = choiceOptions<VllmWaitFamily>('waitTime', 'family', {
+  queue_time: { label: 'Queue time', description: 'Time waiting for a scheduler slot' },
+  ttft: { label: 'Time to first token' },
+  itl: { label: 'Inter-token latency' },
+  e2e: { label: 'End-to-end latency' },
+  prefill: { label: 'Prefill time' },
+  decode: { label: 'Decode time' },
+  inference: { label: 'Inference time', description: 'Prefill plus decode' },
+});
+
+export const RANK_BY_OPTIONS: Array<ComboboxOption<string>> = choiceOptions<VllmRankSignal>('topk', 'rankBy', {
+  waiting: { label: 'Waiting requests' },
+  running: { label: 'Running requests' },
+  kv_usage: { label: 'KV-cache usage' },
+  wait_p99: { label: 'Queue time p99' },
+  preemption_rate: { label: 'Preemption rate' },
+});
+
+export const AGGREGATION_OPTIONS: Array<ComboboxOption<string>> = choiceOptions<VllmAggregation>(
+  'topk',
+  'aggregation',
   {
-    value: 'series',
-    label: 'Series only',
-    description: 'Utilisation, arrivals vs completions and each verdict timeline',
-  },
-];
+    max: { label: 'Max', description: 'Worst value over the time range' },
+    avg: { label: 'Average' },
+    last: { label: 'Last', description: 'Value at the end of the time range' },
+  }
+);
 
-export const FLEET_FORMAT_OPTIONS = [{ value: 'table' }];
-
-export const FAMILY_OPTIONS: Array<ComboboxOption<string>> = [
-  { value: 'queue_time', label: 'Queue time', description: 'Time waiting for a scheduler slot' },
-  { value: 'ttft', label: 'Time to first token' },
-  { value: 'itl', label: 'Inter-token latency' },
-  { value: 'e2e', label: 'End-to-end latency' },
-  { value: 'prefill', label: 'Prefill time' },
-  { value: 'decode', label: 'Decode time' },
-  { value: 'inference', label: 'Inference time', description: 'Prefill plus decode' },
-];
-
-export const RANK_BY_OPTIONS: Array<ComboboxOption<string>> = [
-  { value: 'waiting', label: 'Waiting requests' },
-  { value: 'running', label: 'Running requests' },
-  { value: 'kv_usage', label: 'KV-cache usage' },
-  { value: 'wait_p99', label: 'Queue time p99' },
-  { value: 'preemption_rate', label: 'Preemption rate' },
-];
-
-export const AGGREGATION_OPTIONS: Array<ComboboxOption<string>> = [
-  { value: 'max', label: 'Max', description: 'Worst value over the time range' },
-  { value: 'avg', label: 'Average' },
-  { value: 'last', label: 'Last', description: 'Value at the end of the time range' },
-];
-
-export const GPU_SOURCE_OPTIONS: Array<{ value: VllmGpuSource; label: string; description: string }> = [
-  { value: 'agents', label: 'Node agents', description: 'Ask every node agent now: current values' },
-  { value: 'prometheus', label: 'Prometheus', description: "The agents' vllm_node_gpu_* series over the time range" },
-  {
-    value: 'dcgm',
+export const GPU_SOURCE_OPTIONS = choiceOptions<VllmGpuSource>('gpu', 'source', {
+  agents: { label: 'Node agents', description: 'Ask every node agent now: current values' },
+  prometheus: { label: 'Prometheus', description: "The agents' vllm_node_gpu_* series over the time range" },
+  dcgm: {
     label: 'dcgm-exporter',
     description: "NVIDIA dcgm-exporter's DCGM_FI_* series, joined to the vLLM pods (Kubernetes)",
   },
-];
+});
 
-export const GPU_FORMAT_OPTIONS: Array<{ value: VllmGpuFormat; label: string }> = [
-  { value: 'table', label: 'Table' },
-  { value: 'series', label: 'Time series' },
-];
+export const GPU_FORMAT_OPTIONS = choiceOptions<VllmGpuFormat>('gpu', 'format', {
+  table: { label: 'Table' },
+  series: { label: 'Time series' },
+});
 
 /** Grafana's built-in interval variables: the backend computes them itself (pkg/interval), so they pass through. */
 export const BUILTIN_INTERVALS = ['$__interval', '${__interval}', '$__rate_interval', '${__rate_interval}'];

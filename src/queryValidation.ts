@@ -1,27 +1,24 @@
 /*
- * Client-side checks of a query, mirroring pkg/models/query.go (ParseQuery). The editor shows them next to the field
+ * Client-side checks of a query, mirroring pkg/models/query.go (ParseQuery) and reading the same table of query types
+ * (queryTypes.json: allowed values, aliases, limits, the number syntax). The editor shows them next to the field
  * and does not run a query that fails one: the backend would reject it anyway, and a rejected query replaces the
  * panel's data with an error while the user is still typing. Values holding a dashboard variable are accepted here;
  * they are checked by the backend once resolved.
  */
 import {
-  AGGREGATION_OPTIONS,
   BUILTIN_INTERVALS,
-  FAMILY_OPTIONS,
-  GPU_FORMAT_OPTIONS,
-  GPU_SOURCE_OPTIONS,
+  K_RANGE,
   MAX_FILTER_VALUES,
-  MAX_K,
-  FLEET_FORMAT_OPTIONS,
-  LORA_FORMAT_OPTIONS,
-  RANK_BY_OPTIONS,
-  SATURATION_FORMAT_OPTIONS,
+  NUMBER,
+  QUANTILE_RANGE,
+  acceptedValues,
   groupingOptionsFor,
   hasVariable,
+  inRange,
+  optionSpec,
 } from './queryOptions';
 import { sloErrors } from './sloOptions';
-import { WORKLOAD_VIEW_OPTIONS } from './workloadOptions';
-import { VllmQuery } from './types';
+import { VllmQuery, VllmQueryType } from './types';
 import { matchersError } from './validation';
 
 /** Error messages by query field; a field that is absent is valid. */
@@ -49,11 +46,6 @@ export type QueryErrors = Partial<
     string
   >
 >;
-
-/** Top-k formats the backend accepts (parseTopK); the editor writes only table, via the Output switch. */
-const TOPK_FORMATS = [{ value: 'table' }, { value: 'series' }, { value: 'both' }];
-
-const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
 
 /**
  * Parses the quantile text input ("0.5, 0.9, 0.99"; commas or spaces). Numbers become numbers, as the backend wants;
@@ -90,9 +82,9 @@ export function quantileError(quantiles: Array<number | string> | undefined): st
       if (!hasVariable(q)) {
         return `"${q}" is not a number; use quantiles such as 0.5, 0.9, 0.99`;
       }
-    } else if (!(q > 0 && q < 1)) {
+    } else if (!inRange(QUANTILE_RANGE, q)) {
       // Same rule as the backend: strictly between 0 and 1 (p0 and p100 are not quantiles a histogram can give).
-      return `Quantile ${q} is outside (0, 1); use e.g. 0.99 for p99`;
+      return `Quantile ${q} is outside (${QUANTILE_RANGE.min}, ${QUANTILE_RANGE.max}); use e.g. 0.99 for p99`;
     }
   }
   return undefined;
@@ -108,12 +100,12 @@ export function kError(k: number | string | undefined): string | undefined {
       return undefined;
     }
     if (!NUMBER.test(t)) {
-      return `k "${k}" is not a number; use a whole number from 1 to ${MAX_K}`;
+      return `k "${k}" is not a number; use a whole number from ${K_RANGE.min} to ${K_RANGE.max}`;
     }
     k = Number(t);
   }
-  if (!Number.isInteger(k) || k < 1 || k > MAX_K) {
-    return `k must be a whole number from 1 to ${MAX_K}`;
+  if (!Number.isInteger(k) || !inRange(K_RANGE, k)) {
+    return `k must be a whole number from ${K_RANGE.min} to ${K_RANGE.max}`;
   }
   return undefined;
 }
@@ -131,9 +123,16 @@ export function filterError(values: string[] | undefined): string | undefined {
   return undefined;
 }
 
-/** An option that must be one of the allowed values unless it is a variable; empty means the backend default. */
-function choiceError(label: string, value: string | undefined, allowed: Array<{ value: string }>): string | undefined {
-  if (!value || hasVariable(value) || allowed.some((o) => o.value === value)) {
+/**
+ * A choice option of the query's type that must be one of the values (or aliases) the backend accepts unless it is a
+ * variable; empty means the backend default.
+ */
+function choiceError(label: string, q: VllmQuery, field: keyof VllmQuery & string): string | undefined {
+  const value = q[field];
+  if (typeof value !== 'string' || !value || hasVariable(value)) {
+    return undefined;
+  }
+  if (acceptedValues(optionSpec(q.queryType as VllmQueryType, field)).some((o) => o.value === value)) {
     return undefined;
   }
   return `Unknown ${label} "${value}"; pick one from the list or a variable`;
@@ -183,34 +182,35 @@ export function validateQuery(query: VllmQuery): QueryErrors {
   }
   if (type === 'waitTime') {
     set('quantiles', quantileError(query.quantiles));
-    set('family', choiceError('latency family', query.family, FAMILY_OPTIONS));
+    set('family', choiceError('latency family', query, 'family'));
   }
   if (type === 'topk') {
     set('k', kError(query.k));
-    set('rankBy', choiceError('signal', query.rankBy, RANK_BY_OPTIONS));
-    set('aggregation', choiceError('aggregation', query.aggregation, AGGREGATION_OPTIONS));
-    set('format', choiceError('output format', query.format, TOPK_FORMATS));
+    set('rankBy', choiceError('signal', query, 'rankBy'));
+    set('aggregation', choiceError('aggregation', query, 'aggregation'));
+    // The editor writes only table, via the Output switch; the backend accepts series and both too.
+    set('format', choiceError('output format', query, 'format'));
   }
   if (type === 'gpu') {
-    set('source', choiceError('source', query.source, GPU_SOURCE_OPTIONS));
-    set('format', choiceError('format', query.format, GPU_FORMAT_OPTIONS));
+    set('source', choiceError('source', query, 'source'));
+    set('format', choiceError('format', query, 'format'));
   }
   if (type === 'workload') {
-    set('view', choiceError('view', query.view, WORKLOAD_VIEW_OPTIONS));
+    set('view', choiceError('view', query, 'view'));
   }
   if (type === 'saturation') {
-    set('format', choiceError('output format', query.format, SATURATION_FORMAT_OPTIONS));
+    set('format', choiceError('output format', query, 'format'));
   }
   if (type === 'lora') {
-    set('format', choiceError('output format', query.format, LORA_FORMAT_OPTIONS));
+    set('format', choiceError('output format', query, 'format'));
   }
   if (type === 'fleet') {
-    set('format', choiceError('format (the fleet is a table)', query.format, FLEET_FORMAT_OPTIONS));
+    set('format', choiceError('format (the fleet is a table)', query, 'format'));
   }
   if (type === 'slo') {
     Object.assign(errors, sloErrors(query));
   }
-  if (type === 'promql' && !query.expr?.trim()) {
+  if (type === 'promql' && optionSpec('promql', 'expr').required && !query.expr?.trim()) {
     set('expr', 'Enter a PromQL expression');
   }
   return errors;

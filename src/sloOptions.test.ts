@@ -101,7 +101,7 @@ describe('snapping (pkg/vllm/slo.go SnapBound)', () => {
   });
 });
 
-describe('host (pkg/models/host.go parseHost)', () => {
+describe('host (pkg/models/querytable.go: host takes the instance grouping only)', () => {
   it('accepts the default query and only the instance grouping', () => {
     expect(validateQuery({ refId: 'A', queryType: 'host' })).toEqual({});
     expect(validateQuery({ refId: 'A', queryType: 'host', grouping: 'instance' })).toEqual({});

@@ -1,24 +1,35 @@
 /*
- * The slo query's choices, defaults and checks, mirroring pkg/models/slo.go (parseSLO). Kept apart from the other
- * query types' options so each type's rules stay in one place.
+ * The slo query's choices, defaults and checks. The values, defaults, limits and vLLM's bucket bounds come from the
+ * backend's table of query types (queryTypes.json, generated from pkg/models/querytable.go); the wording is the
+ * editor's. Kept apart from the other query types' options so each type's rules stay in one place.
  */
 import { ComboboxOption } from '@grafana/ui';
 
-import { hasVariable } from './queryOptions';
+import { NUMBER, choiceOptions, hasVariable, inRange, optionSpec, typeSpec } from './queryOptions';
 import { VllmQuery, VllmSloFamily, VllmSloObjective, VllmSloSignal } from './types';
 
-export const DEFAULT_SLO_FAMILY: VllmSloFamily = 'ttft';
-/** 1 s is a bucket bound of every SLO family, so a new query shows data at once and needs no snap notice. */
-export const DEFAULT_SLO_THRESHOLD = 1;
-export const DEFAULT_SLO_TARGET = 0.99;
-/** An availability objective's default target (pkg/models/slo.go DefaultAvailabilityTarget): errors are rarer than slow requests. */
-export const DEFAULT_AVAILABILITY_TARGET = 0.999;
-export const DEFAULT_SLO_OBJECTIVE: VllmSloObjective = 'latency';
+const SLO = typeSpec('slo')!.slo!;
+const THRESHOLD_RANGE = optionSpec('slo', 'threshold').range!;
+const TARGET_RANGE = optionSpec('slo', 'target').range!;
+const WINDOW_RANGE = optionSpec('slo', 'window').durations!;
 
-export const SLO_OBJECTIVE_OPTIONS: Array<{ value: VllmSloObjective; label: string; description: string }> = [
-  { value: 'latency', label: 'Latency threshold', description: 'Requests finishing under a latency threshold' },
-  { value: 'availability', label: 'Availability', description: 'Finished requests not ending in error' },
-];
+/** The default target of an objective kind: errors are rarer than slow requests, so availability's is higher. */
+function objectiveTarget(name: VllmSloObjective): number {
+  return SLO.objectives.find((o) => o.name === name)!.defaultTarget;
+}
+
+export const DEFAULT_SLO_FAMILY = optionSpec('slo', 'family').default as VllmSloFamily;
+/** 1 s is a bucket bound of every SLO family, so a new query shows data at once and needs no snap notice. */
+export const DEFAULT_SLO_THRESHOLD = optionSpec('slo', 'threshold').default as number;
+export const DEFAULT_SLO_TARGET = objectiveTarget('latency');
+/** An availability objective's default target (three nines). */
+export const DEFAULT_AVAILABILITY_TARGET = objectiveTarget('availability');
+export const DEFAULT_SLO_OBJECTIVE = optionSpec('slo', 'objective').default as VllmSloObjective;
+
+export const SLO_OBJECTIVE_OPTIONS = choiceOptions<VllmSloObjective>('slo', 'objective', {
+  latency: { label: 'Latency threshold', description: 'Requests finishing under a latency threshold' },
+  availability: { label: 'Availability', description: 'Finished requests not ending in error' },
+});
 
 /** Whether the query is an availability objective (family and threshold do not apply). */
 export function isAvailability(q: VllmQuery): boolean {
@@ -29,39 +40,31 @@ export function isAvailability(q: VllmQuery): boolean {
 export function defaultTarget(q: VllmQuery): number {
   return isAvailability(q) ? DEFAULT_AVAILABILITY_TARGET : DEFAULT_SLO_TARGET;
 }
-export const DEFAULT_SLO_WINDOW = '28d';
+export const DEFAULT_SLO_WINDOW = optionSpec('slo', 'window').default as string;
 /** The backend's MaxSLOThreshold, above every bucket vLLM has (7680 s). */
-export const MAX_SLO_THRESHOLD = 1e5;
+export const MAX_SLO_THRESHOLD = THRESHOLD_RANGE.max;
 
-export const SLO_FAMILY_OPTIONS: Array<ComboboxOption<string>> = [
-  { value: 'ttft', label: 'Time to first token' },
-  { value: 'itl', label: 'Inter-token latency' },
-  { value: 'e2e', label: 'End-to-end latency' },
-  { value: 'queue_time', label: 'Queue time' },
-];
+export const SLO_FAMILY_OPTIONS: Array<ComboboxOption<string>> = choiceOptions<VllmSloFamily>('slo', 'family', {
+  ttft: { label: 'Time to first token' },
+  itl: { label: 'Inter-token latency' },
+  e2e: { label: 'End-to-end latency' },
+  queue_time: { label: 'Queue time' },
+});
 
-export const SLO_SIGNAL_OPTIONS: Array<ComboboxOption<VllmSloSignal>> = [
-  { value: 'attainment', label: 'Attainment', description: 'Share of requests within the threshold over the window' },
-  { value: 'error_budget_left', label: 'Error budget left', description: '1 − errors ÷ allowed errors' },
-  { value: 'burn_1h_5m', label: 'Burn 1h/5m', description: 'Page above 14.4' },
-  { value: 'burn_6h_30m', label: 'Burn 6h/30m', description: 'Page above 6' },
-  { value: 'burn_1d_2h', label: 'Burn 1d/2h', description: 'Ticket above 3' },
-  { value: 'burn_3d_6h', label: 'Burn 3d/6h', description: 'Ticket above 1' },
-];
+export const SLO_SIGNAL_OPTIONS: Array<ComboboxOption<VllmSloSignal>> = choiceOptions<VllmSloSignal>('slo', 'signals', {
+  attainment: { label: 'Attainment', description: 'Share of requests within the threshold over the window' },
+  error_budget_left: { label: 'Error budget left', description: '1 − errors ÷ allowed errors' },
+  burn_1h_5m: { label: 'Burn 1h/5m', description: 'Page above 14.4' },
+  burn_6h_30m: { label: 'Burn 6h/30m', description: 'Page above 6' },
+  burn_1d_2h: { label: 'Burn 1d/2h', description: 'Ticket above 3' },
+  burn_3d_6h: { label: 'Burn 3d/6h', description: 'Ticket above 1' },
+});
 
 /**
- * vLLM's bucket bounds per family (pkg/vllm/slo.go LatencyBuckets, checked there against the metric reference). The
+ * vLLM's bucket bounds per family (pkg/vllm/slo.go LatencyBuckets, written into queryTypes.json by the generator). The
  * editor uses them to say, before the query runs, which bound a threshold will snap to.
  */
-const REQUEST_BOUNDS = [0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680];
-export const SLO_BOUNDS: Record<VllmSloFamily, number[]> = {
-  ttft: [
-    0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160, 640, 2560,
-  ],
-  itl: [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80],
-  e2e: REQUEST_BOUNDS,
-  queue_time: REQUEST_BOUNDS,
-};
+export const SLO_BOUNDS = SLO.bounds as Record<VllmSloFamily, number[]>;
 
 /** The bound the backend snaps a threshold to: the nearest, the lower one on a tie (pkg/vllm/slo.go SnapBound). */
 export function snapBound(family: VllmSloFamily, threshold: number): number {
@@ -74,8 +77,6 @@ export function snapBound(family: VllmSloFamily, threshold: number): number {
   }
   return best;
 }
-
-const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
 
 /** Parses a number input: a number when it is one, the text when it holds a variable (or a typo), undefined when empty. */
 export function parseNumber(text: string): number | string | undefined {
@@ -103,8 +104,8 @@ export function thresholdError(v: number | string | undefined): string | undefin
   if (typeof n === 'string') {
     return n;
   }
-  if (n !== undefined && !(n > 0 && n <= MAX_SLO_THRESHOLD)) {
-    return `Threshold must be seconds above 0, up to ${MAX_SLO_THRESHOLD}`;
+  if (n !== undefined && !inRange(THRESHOLD_RANGE, n)) {
+    return `Threshold must be seconds above ${THRESHOLD_RANGE.min}, up to ${THRESHOLD_RANGE.max}`;
   }
   return undefined;
 }
@@ -114,8 +115,8 @@ export function targetError(v: number | string | undefined): string | undefined 
   if (typeof n === 'string') {
     return n;
   }
-  if (n !== undefined && !(n > 0 && n < 1)) {
-    return `Target must be between 0 and 1 (exclusive); write 99% as 0.99`;
+  if (n !== undefined && !inRange(TARGET_RANGE, n)) {
+    return `Target must be between ${TARGET_RANGE.min} and ${TARGET_RANGE.max} (exclusive); write 99% as 0.99`;
   }
   return undefined;
 }
@@ -141,8 +142,8 @@ export function windowError(v: string | undefined): string | undefined {
     return `Window "${v}" is not a Prometheus duration such as 28d or 30d`;
   }
   const ms = durationMs(t);
-  if (ms < UNIT_MS.h || ms > 366 * UNIT_MS.d) {
-    return 'Window must be from 1h to 366d';
+  if (ms < durationMs(WINDOW_RANGE.min) || ms > durationMs(WINDOW_RANGE.max)) {
+    return `Window must be from ${WINDOW_RANGE.min} to ${WINDOW_RANGE.max}`;
   }
   return undefined;
 }

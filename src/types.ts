@@ -40,13 +40,13 @@ export type VllmQueryType =
  */
 export type VllmGrouping = 'none' | 'model' | 'instance' | 'instance_engine' | 'role';
 
-/** Latency histograms a wait-time query can read (pkg/models/query.go Families); the backend defaults to queue_time. */
+/** Latency histograms a wait-time query can read (pkg/models Families); the backend defaults to queue_time. */
 export type VllmWaitFamily = 'queue_time' | 'ttft' | 'itl' | 'e2e' | 'prefill' | 'decode' | 'inference';
 
-/** Signals top-k can rank by (pkg/models/query.go RankSignals); the backend defaults to waiting. */
+/** Signals top-k can rank by (pkg/models RankSignals); the backend defaults to waiting. */
 export type VllmRankSignal = 'waiting' | 'running' | 'kv_usage' | 'wait_p99' | 'preemption_rate';
 
-/** How top-k folds a signal over the time range (pkg/models/query.go Aggregations); the backend defaults to max. */
+/** How top-k folds a signal over the time range (pkg/models Aggregations); the backend defaults to max. */
 export type VllmAggregation = 'max' | 'avg' | 'last';
 
 /** GPU: where GPU numbers come from (node agents, or DCGM metrics in Prometheus); the backend defaults to agents. */
@@ -142,16 +142,16 @@ export interface VllmQuery extends DataQuery {
   view?: VllmWorkloadView | VariableRef;
 }
 
-/** SLO objective kinds (pkg/models/slo.go SLOObjectives); the backend defaults to latency. */
+/** SLO objective kinds (pkg/models SLOObjectives); the backend defaults to latency. */
 export type VllmSloObjective = 'latency' | 'availability';
 
-/** Workload views (pkg/models/workload.go WorkloadViews); the backend defaults to tokens. */
+/** Workload views (pkg/models WorkloadViews); the backend defaults to tokens. */
 export type VllmWorkloadView = 'tokens' | 'prompt' | 'generation';
 
-/** Latency histograms an SLO can be set on (pkg/models/slo.go SLOFamilies); the backend defaults to ttft. */
+/** Latency histograms an SLO can be set on (pkg/models SLOFamilies); the backend defaults to ttft. */
 export type VllmSloFamily = 'ttft' | 'itl' | 'e2e' | 'queue_time';
 
-/** The series an slo query returns (pkg/models/slo.go SLOSignals). */
+/** The series an slo query returns (pkg/models SLOSignals). */
 export type VllmSloSignal =
   'attainment' | 'error_budget_left' | 'burn_1h_5m' | 'burn_6h_30m' | 'burn_1d_2h' | 'burn_3d_6h';
 
@@ -223,6 +223,9 @@ export const PROFILE_OPTIONS: Array<{ label: string; value: VllmProfile; descrip
   { label: 'Ray Serve', value: 'ray-serve', description: 'namespace/ReplicaId; ray_vllm: and ray_vllm_ names' },
 ];
 
+/** The recordingRules policies (pkg/models/rules.go). */
+export type VllmRulesPolicy = 'exact' | 'nearest' | 'off';
+
 /**
  * jsonData of a data-source instance: stored in plain text and sent to the browser.
  *
@@ -266,10 +269,11 @@ export interface VllmDataSourceOptions extends DataSourceJsonData {
   /** How far back from each fetch steps are asked for again (default 10m; at least the scrape interval). */
   incrementalQueryOverlapWindow?: string;
   /**
-   * Plan queries on the shipped recording rules (deploy/prometheus/rules/vllm-recording.rules.yml) where they answer
-   * exactly; absent means on (used when found).
+   * When queries are planned on the shipped recording rules (deploy/prometheus/rules/vllm-recording.rules.yml), used
+   * when found: exact (where they answer exactly; also absent and true, as earlier versions wrote it), nearest (also
+   * where they answer closely) or off (also false).
    */
-  recordingRules?: boolean;
+  recordingRules?: VllmRulesPolicy | boolean;
   /** Prefix of the recording rules' series names (default engine:), for groups renamed on install. */
   rulePrefix?: string;
 

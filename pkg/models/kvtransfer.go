@@ -6,25 +6,22 @@ package models
 const QueryKVTransfer QueryType = "kvTransfer"
 
 // parseKVTransfer reads the transfer-time quantiles (default p50, p90,
-// p99). Without a grouping it splits by role: a disaggregated fleet's
-// first question is which side, prefill or decode, is slow or failing.
+// p99). Its default grouping, role, is in the query table.
 func (q *Query) parseKVTransfer(raw rawQuery) error {
-	if raw.Grouping == "" {
-		q.Grouping = GroupRole
-	}
 	return q.parseQuantiles(raw.Quantiles)
 }
 
 // parseQuantiles sets q.Quantiles, the defaults when none are given, each
-// inside (0, 1).
+// inside the option's range, (0, 1).
 func (q *Query) parseQuantiles(qs []float64) error {
+	opt := option(q.Type, "quantiles")
 	q.Quantiles = qs
 	if len(q.Quantiles) == 0 {
-		q.Quantiles = append([]float64(nil), DefaultQuantiles...)
+		q.Quantiles = append([]float64(nil), opt.Default.([]float64)...)
 	}
 	for _, v := range q.Quantiles {
-		if !(v > 0 && v < 1) {
-			return invalid("quantile %v is out of range (0, 1)", v)
+		if !opt.Range.Contains(v) {
+			return invalid("quantile %v is out of range %s", v, opt.Range)
 		}
 	}
 	return nil

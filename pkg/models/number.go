@@ -7,12 +7,11 @@ import (
 )
 
 // decimal is the number syntax options accept when they arrive as text (a
-// dashboard variable's value): optional sign, digits with an optional
-// fraction, an optional exponent. It is the editor's NUMBER pattern
-// (src/queryValidation.ts), so both sides accept the same strings.
-// strconv.ParseFloat alone would also take "Inf", "NaN", "1_000" and hex
-// floats ("0x1p4"); fmt.Sscanf("%g") would take a prefix ("5x" as 5).
-var decimal = regexp.MustCompile(`^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$`)
+// dashboard variable's value): the query table's NumberPattern, which the
+// editor reads too (src/queryTypes.json), so both sides accept the same
+// strings. strconv.ParseFloat alone would also take "Inf", "NaN", "1_000"
+// and hex floats ("0x1p4"); fmt.Sscanf("%g") would take a prefix ("5x" as 5).
+var decimal = regexp.MustCompile(schema.NumberPattern)
 
 // parseNumber reads a whole string, surrounding spaces aside, as a finite
 // decimal number; ok is false for anything else.

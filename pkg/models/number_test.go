@@ -13,7 +13,8 @@ import (
 // TestNumbersFromStringsAreStrict: an option that arrives as text (a
 // dashboard variable's value) is a number only when the whole string,
 // surrounding spaces aside, is a finite decimal number, as the editor
-// accepts it (src/queryValidation.ts NUMBER). "5x" was 5 with Sscanf.
+// accepts it (both read the query table's NumberPattern; src/queryOptions.test.ts
+// runs the same strings through the editor). "5x" was 5 with Sscanf.
 func TestNumbersFromStringsAreStrict(t *testing.T) {
 	tests := []struct {
 		text   string

@@ -35,9 +35,6 @@ const (
 	QueryLoRA QueryType = "lora"
 )
 
-// QueryTypes lists every query type in the order the editor shows them.
-var QueryTypes = []QueryType{QueryQueue, QueryWaitTime, QueryPreemptions, QueryTopK, QueryGPU, QueryFleet, QuerySaturation, QuerySLO, QueryHost, QueryPrefixCache, QuerySpecDecode, QueryLoRA, QueryKVTransfer, QueryWorkload, QueryPromQL}
-
 // Grouping says which labels series are split by.
 type Grouping string
 
@@ -53,26 +50,6 @@ const (
 	// one group.
 	GroupRole Grouping = "role"
 )
-
-// Limits on options; each error message quotes them.
-const (
-	DefaultK = 5
-	MaxK     = 100
-	// MaxFilterValues keeps one selector from growing without bound.
-	MaxFilterValues = 500
-)
-
-// DefaultQuantiles are the wait-time quantiles when none are given.
-var DefaultQuantiles = []float64{0.5, 0.9, 0.99}
-
-// Families are the latency histograms waitTime can read.
-var Families = []string{"queue_time", "ttft", "itl", "e2e", "prefill", "decode", "inference"}
-
-// RankSignals are what topk can rank by.
-var RankSignals = []string{"waiting", "running", "kv_usage", "wait_p99", "preemption_rate"}
-
-// Aggregations are how topk folds a signal over the range.
-var Aggregations = []string{"max", "avg", "last"}
 
 // ErrInvalidQuery is wrapped by every query validation error.
 var ErrInvalidQuery = errors.New("invalid query")
@@ -208,38 +185,32 @@ func joinTypes() string {
 	return strings.Join(s, ", ")
 }
 
-// parseGrouping applies each type's default: topk ranks instances, the
-// rest show one series per instance.
+// parseGrouping applies the type's default grouping and checks the
+// grouping against the ones the type takes (the query table).
 func parseGrouping(s string, qt QueryType) (Grouping, error) {
+	spec := mustSpec(qt)
 	if s == "" {
-		return defaultGrouping(qt), nil
+		return spec.DefaultGrouping, nil
 	}
-	allowed := []Grouping{GroupNone, GroupModel, GroupInstance, GroupInstanceEngine, GroupRole}
-	if qt == QueryTopK {
-		allowed = []Grouping{GroupInstance, GroupInstanceEngine}
-	}
-	if qt == QuerySaturation {
-		allowed = []Grouping{GroupInstance, GroupInstanceEngine, GroupRole} // role: a verdict per pool
-	}
-	if qt == QueryFleet {
-		allowed = []Grouping{GroupInstanceEngine} // always one row per engine
-	}
-	for _, g := range allowed {
+	for _, g := range spec.Groupings {
 		if string(g) == s {
 			return g, nil
 		}
 	}
-	names := make([]string, len(allowed))
-	for i, g := range allowed {
+	names := make([]string, len(spec.Groupings))
+	for i, g := range spec.Groupings {
 		names[i] = string(g)
+	}
+	if spec.GroupingReason != "" {
+		return "", invalid("grouping %q is not allowed for %s: %s; allowed: %s", s, qt, spec.GroupingReason, strings.Join(names, ", "))
 	}
 	return "", invalid("grouping %q is not allowed for %s; allowed: %s", s, qt, strings.Join(names, ", "))
 }
 
 func validateFilters(f Filters) error {
 	for field, vals := range map[string][]string{"models": f.Models, "instances": f.Instances, "engines": f.Engines} {
-		if len(vals) > MaxFilterValues {
-			return invalid("%s has %d values; at most %d are allowed", field, len(vals), MaxFilterValues)
+		if len(vals) > schema.MaxFilterValues {
+			return invalid("%s has %d values; at most %d are allowed", field, len(vals), schema.MaxFilterValues)
 		}
 		for _, v := range vals {
 			if v == "" {
@@ -273,9 +244,7 @@ func validateTimeRange(tr backend.TimeRange) error {
 func (q *Query) parseTypeOptions(raw rawQuery, js []byte) error {
 	switch q.Type {
 	case QuerySLO:
-		return q.parseSLO(raw, js)
-	case QueryHost:
-		return q.parseHost(raw)
+		return q.parseSLO(js)
 	case QueryLoRA:
 		return q.parseLoRA(raw)
 	case QueryWorkload:
@@ -292,7 +261,7 @@ func (q *Query) parseTypeOptions(raw rawQuery, js []byte) error {
 		return q.parseDiagnosis(raw)
 	case QueryPromQL:
 		q.Expr, q.Unit = strings.TrimSpace(raw.Expr), raw.Unit
-		if q.Expr == "" {
+		if q.Expr == "" && option(QueryPromQL, "expr").Required {
 			return invalid("expr is empty: a promql query needs a PromQL expression")
 		}
 	}
@@ -303,57 +272,50 @@ func (q *Query) parseWaitTime(raw rawQuery) error {
 	if err := q.parseQuantiles(raw.Quantiles); err != nil {
 		return err
 	}
-	q.Family = raw.Family
-	if q.Family == "" {
-		q.Family = "queue_time"
-	}
-	return oneOf("family", q.Family, Families)
+	var err error
+	q.Family, err = option(QueryWaitTime, "family").choose(raw.Family)
+	return err
 }
 
+// parseTopK reads k, rankBy, aggregation and format; a format of "series"
+// is asSeries, an absent one both the series and the table.
 func (q *Query) parseTopK(raw rawQuery) error {
-	k, err := parseK(raw.K)
-	if err != nil {
+	spec := mustSpec(QueryTopK)
+	var err error
+	if q.K, err = parseK(spec.Option("k"), raw.K); err != nil {
 		return err
 	}
-	q.K = k
-	q.RankBy, q.Aggregation, q.Format = raw.RankBy, raw.Aggregation, raw.Format
-	if q.Format != "" {
-		if err := oneOf("format", q.Format, []string{"table", "series", "both"}); err != nil {
-			return err
-		}
-		q.AsSeries = q.AsSeries || q.Format == "series"
-	}
-	if q.RankBy == "" {
-		q.RankBy = "waiting"
-	}
-	if q.Aggregation == "" {
-		q.Aggregation = "max"
-	}
-	if err := oneOf("rankBy", q.RankBy, RankSignals); err != nil {
+	if q.Format, err = spec.Option("format").choose(raw.Format); err != nil {
 		return err
 	}
-	return oneOf("aggregation", q.Aggregation, Aggregations)
+	q.AsSeries = q.AsSeries || q.Format == "series"
+	if q.RankBy, err = spec.Option("rankBy").choose(raw.RankBy); err != nil {
+		return err
+	}
+	q.Aggregation, err = spec.Option("aggregation").choose(raw.Aggregation)
+	return err
 }
 
 // parseK accepts a JSON number or a numeric string (template variables
-// arrive as strings) and checks the range.
-func parseK(raw json.RawMessage) (int, error) {
+// arrive as strings) and checks the range of opt.
+func parseK(opt Option, raw json.RawMessage) (int, error) {
 	if len(raw) == 0 || string(raw) == "null" {
-		return DefaultK, nil
+		return int(opt.defaultFloat()), nil
 	}
+	r := *opt.Range
 	var f float64
 	if err := json.Unmarshal(raw, &f); err != nil {
 		var s string
 		if json.Unmarshal(raw, &s) != nil {
-			return 0, invalid("k %s is not a number; allowed: whole numbers 1 to %d", raw, MaxK)
+			return 0, invalid("k %s is not a number; allowed: whole numbers %g to %g", raw, r.Min, r.Max)
 		}
 		var ok bool
 		if f, ok = parseNumber(s); !ok {
-			return 0, invalid("k %q is not a number; allowed: whole numbers 1 to %d", s, MaxK)
+			return 0, invalid("k %q is not a number; allowed: whole numbers %g to %g", s, r.Min, r.Max)
 		}
 	}
-	if f != float64(int(f)) || f < 1 || f > MaxK {
-		return 0, invalid("k %v is out of range; allowed: whole numbers 1 to %d", f, MaxK)
+	if f != float64(int(f)) || !r.Contains(f) {
+		return 0, invalid("k %v is out of range; allowed: whole numbers %g to %g", f, r.Min, r.Max)
 	}
 	return int(f), nil
 }
@@ -367,16 +329,13 @@ func oneOf(field, v string, allowed []string) error {
 	return invalid("%s %q is unknown; allowed: %s", field, v, strings.Join(allowed, ", "))
 }
 
+// parseGPU reads source and format; choose applies their defaults.
 func (q *Query) parseGPU(raw rawQuery) error {
-	q.Source, q.Format = raw.Source, raw.Format
-	if q.Source == "" {
-		q.Source = "agents"
-	}
-	if q.Format == "" {
-		q.Format = "table"
-	}
-	if err := oneOf("source", q.Source, []string{"agents", "prometheus", "dcgm"}); err != nil {
+	spec := mustSpec(QueryGPU)
+	var err error
+	if q.Source, err = spec.Option("source").choose(raw.Source); err != nil {
 		return err
 	}
-	return oneOf("format", q.Format, []string{"table", "series"})
+	q.Format, err = spec.Option("format").choose(raw.Format)
+	return err
 }

@@ -22,34 +22,6 @@ const (
 	SLOAvailability = "availability"
 )
 
-// SLOObjectives are the objective kinds, the default first.
-var SLOObjectives = []string{SLOLatency, SLOAvailability}
-
-// SLOFamilies are the latency histograms an objective can be set on.
-var SLOFamilies = []string{"ttft", "itl", "e2e", "queue_time"}
-
-// SLOSignals are the series an slo query can return, in order; the
-// burn-rate pairs are the SRE workbook's (long/short window).
-var SLOSignals = []string{"attainment", "error_budget_left", "burn_1h_5m", "burn_6h_30m", "burn_1d_2h", "burn_3d_6h"}
-
-// SLO defaults: a 1 s threshold is a bucket bound of every SLO family's
-// default list, so a new query on an unchanged vLLM shows data at once
-// without a snap notice (replaced bucket lists snap it to their own).
-const (
-	DefaultSLOFamily    = "ttft"
-	DefaultSLOThreshold = 1.0
-	DefaultSLOTarget    = 0.99
-	// DefaultAvailabilityTarget is three nines: errors are rarer than slow
-	// requests, and 99% would let one request in a hundred fail.
-	DefaultAvailabilityTarget = 0.999
-	DefaultSLOWindow          = "28d"
-	// MaxSLOThreshold is above every default latency bucket of vLLM
-	// (7680 s); a higher threshold snaps to the store's highest bound.
-	MaxSLOThreshold = 1e5
-	MinSLOWindow    = time.Hour
-	MaxSLOWindow    = 366 * 24 * time.Hour
-)
-
 // SLO is one objective over Window: for a latency objective, Target of the
 // requests of Family finish under Threshold seconds; for an availability
 // objective, Target of the finished requests do not end in error (Family
@@ -71,6 +43,7 @@ type SLO struct {
 // sloRaw is the slo query's own JSON; numbers may arrive as strings from
 // template variables.
 type sloRaw struct {
+	Family    string          `json:"family"`
 	Threshold json.RawMessage `json:"threshold"`
 	Target    json.RawMessage `json:"target"`
 	Window    string          `json:"window"`
@@ -78,77 +51,79 @@ type sloRaw struct {
 	Objective string          `json:"objective"`
 }
 
-func (q *Query) parseSLO(raw rawQuery, js []byte) error {
+// parseSLO reads the objective and its options; the kinds, defaults and
+// limits are the slo entry of the query table.
+func (q *Query) parseSLO(js []byte) error {
 	var r sloRaw
 	if err := json.Unmarshal(js, &r); err != nil {
 		return invalid("malformed slo options: %v", err)
 	}
-	if raw.Grouping == "" {
-		q.Grouping = GroupModel // an objective is usually a model's promise
-	}
-	q.SLO.Objective = r.Objective
-	if q.SLO.Objective == "" {
-		q.SLO.Objective = SLOLatency
-	}
-	if err := oneOf("objective", q.SLO.Objective, SLOObjectives); err != nil {
+	spec := mustSpec(QuerySLO)
+	var err error
+	if q.SLO.Objective, err = spec.Option("objective").choose(r.Objective); err != nil {
 		return err
 	}
-	defTarget := DefaultAvailabilityTarget
+	obj, _ := spec.SLO.Objective(q.SLO.Objective)
 	if q.SLO.Objective == SLOLatency {
-		if err := q.parseSLOLatency(raw.Family, r.Threshold); err != nil {
+		if err := q.parseSLOLatency(spec, r.Family, r.Threshold); err != nil {
 			return err
 		}
-		defTarget = DefaultSLOTarget
 	}
-	var err error
-	if q.SLO.Target, err = number("target", r.Target, defTarget); err != nil {
+	if err := q.parseSLOTarget(spec.Option("target"), r.Target, obj.DefaultTarget); err != nil {
 		return err
 	}
-	if !(q.SLO.Target > 0 && q.SLO.Target < 1) {
-		return invalid("target %v is out of range (0, 1); write 99%% as 0.99", q.SLO.Target)
-	}
+	signals := spec.Option("signals")
 	for _, sig := range r.Signals {
-		if err := oneOf("signals", sig, SLOSignals); err != nil {
+		if err := oneOf(signals.Field, sig, signals.Values); err != nil {
 			return err
 		}
 	}
 	q.SLO.Signals = r.Signals
-	return q.parseSLOWindow(r.Window)
+	return q.parseSLOWindow(spec.Option("window"), r.Window)
 }
 
 // parseSLOLatency reads a latency objective's family and threshold. An
 // availability objective ignores both, so an editor switching kinds may
 // leave them in the query.
-func (q *Query) parseSLOLatency(family string, threshold json.RawMessage) error {
-	q.SLO.Family = family
-	if q.SLO.Family == "" {
-		q.SLO.Family = DefaultSLOFamily
-	}
-	if err := oneOf("family", q.SLO.Family, SLOFamilies); err != nil {
-		return err
-	}
+func (q *Query) parseSLOLatency(spec TypeSpec, family string, threshold json.RawMessage) error {
 	var err error
-	if q.SLO.Threshold, err = number("threshold", threshold, DefaultSLOThreshold); err != nil {
+	if q.SLO.Family, err = spec.Option("family").choose(family); err != nil {
 		return err
 	}
-	if !(q.SLO.Threshold > 0 && q.SLO.Threshold <= MaxSLOThreshold) {
-		return invalid("threshold %v is out of range; allowed: seconds above 0 up to %g", q.SLO.Threshold, float64(MaxSLOThreshold))
+	opt := spec.Option("threshold")
+	if q.SLO.Threshold, err = number(opt.Field, threshold, opt.defaultFloat()); err != nil {
+		return err
+	}
+	if !opt.Range.Contains(q.SLO.Threshold) {
+		return invalid("threshold %v is out of range; allowed: seconds above %g up to %g", q.SLO.Threshold, opt.Range.Min, opt.Range.Max)
 	}
 	return nil
 }
 
-func (q *Query) parseSLOWindow(w string) error {
+// parseSLOTarget reads the target share; def depends on the objective.
+func (q *Query) parseSLOTarget(opt Option, raw json.RawMessage, def float64) error {
+	var err error
+	if q.SLO.Target, err = number(opt.Field, raw, def); err != nil {
+		return err
+	}
+	if !opt.Range.Contains(q.SLO.Target) {
+		return invalid("target %v is out of range %s; write 99%% as 0.99", q.SLO.Target, opt.Range)
+	}
+	return nil
+}
+
+func (q *Query) parseSLOWindow(opt Option, w string) error {
 	q.SLO.Window = strings.TrimSpace(w)
 	if q.SLO.Window == "" {
-		q.SLO.Window = DefaultSLOWindow
+		q.SLO.Window = opt.defaultString()
 	}
 	d, err := model.ParseDuration(q.SLO.Window)
 	if err != nil {
 		return invalid("window %q is not a Prometheus duration such as 28d or 30d", q.SLO.Window)
 	}
 	q.SLO.WindowDuration = time.Duration(d)
-	if q.SLO.WindowDuration < MinSLOWindow || q.SLO.WindowDuration > MaxSLOWindow {
-		return invalid("window %s is out of range; allowed: 1h to 366d", q.SLO.Window)
+	if !opt.Durations.Contains(q.SLO.WindowDuration) {
+		return invalid("window %s is out of range; allowed: %s to %s", q.SLO.Window, opt.Durations.Min, opt.Durations.Max)
 	}
 	return nil
 }

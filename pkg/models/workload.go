@@ -19,9 +19,6 @@ const (
 	WorkloadGeneration = "generation"
 )
 
-// WorkloadViews are the workload query's views, the default first.
-var WorkloadViews = []string{WorkloadTokens, WorkloadPrompt, WorkloadGeneration}
-
 // workloadRaw is the workload query's own JSON.
 type workloadRaw struct {
 	View string `json:"view"`
@@ -30,14 +27,12 @@ type workloadRaw struct {
 // parseWorkload reads view; an unknown one is an error naming the allowed.
 func (q *Query) parseWorkload(js []byte) error {
 	var r workloadRaw
-	if err := json.Unmarshal(js, &r); err != nil {
+	err := json.Unmarshal(js, &r)
+	if err != nil {
 		return invalid("malformed workload options: %v", err)
 	}
-	q.View = r.View
-	if q.View == "" {
-		q.View = WorkloadTokens
-	}
-	return oneOf("view", q.View, WorkloadViews)
+	q.View, err = option(QueryWorkload, "view").choose(r.View)
+	return err
 }
 
 // Heatmap reports whether the workload view is a length distribution.

@@ -1,7 +1,7 @@
 import React from 'react';
 import { Combobox, ComboboxOption, InlineField, InlineFieldRow, RadioButtonGroup, Stack } from '@grafana/ui';
 
-import { QUERY_TYPE_OPTIONS, groupingOptionsFor } from '../queryOptions';
+import { QUERY_TYPES, QUERY_TYPE_OPTIONS, defaultGroupingFor, groupingOptionsFor } from '../queryOptions';
 import { isQueryValid, validateQuery } from '../queryValidation';
 import { DEFAULT_QUERY, VllmGrouping, VllmQuery, VllmQueryEditorProps, VllmQueryType } from '../types';
 import { CommonOptions } from './query/CommonOptions';
@@ -39,20 +39,13 @@ function filtersFor(queryType: VllmQueryType): FilterKey[] {
   }
 }
 
-/** The grouping the backend applies when none is given: SLO by model, KV transfer by role, the rest by instance. */
-function defaultGroupingFor(queryType: VllmQueryType): VllmGrouping | undefined {
-  switch (queryType) {
-    case 'slo':
-      return 'model';
-    case 'kvTransfer':
-      return 'role';
-    default:
-      return DEFAULT_QUERY.grouping;
-  }
-}
-
-/** Query types that have a `format` option; it means something else in each, so it does not carry over. */
-const FORMAT_TYPES: VllmQueryType[] = ['topk', 'gpu', 'fleet', 'saturation', 'lora'];
+/**
+ * Query types that have a `format` option (from the backend's table); it means something else in each, so it does
+ * not carry over.
+ */
+const FORMAT_TYPES: VllmQueryType[] = QUERY_TYPES.types
+  .filter((t) => t.options?.some((o) => o.field === 'format'))
+  .map((t) => t.type);
 
 /**
  * The query editor: a query type, then only the options that type takes. Fields the current type does not show are
