@@ -15,8 +15,9 @@ import (
 // Annotations builds the frame Grafana reads as annotations: fields time,
 // timeEnd (a region when it differs from time), title, text and tags. A
 // region starts at the event's From, not at the counter's rise: vLLM counts
-// a preemption late (see vllm.PreemptionLateness).
-func Annotations(events []vllm.Event, instanceLabel, executed string) *data.Frame {
+// a preemption late (see vllm.PreemptionLateness). The notices say what the
+// answer lacks.
+func Annotations(events []vllm.Event, instanceLabel, executed string, notices []data.Notice) *data.Frame {
 	n := len(events)
 	times, ends := make([]time.Time, n), make([]time.Time, n)
 	titles, texts := make([]string, n), make([]string, n)
@@ -35,7 +36,7 @@ func Annotations(events []vllm.Event, instanceLabel, executed string) *data.Fram
 		data.NewField("tags", nil, tags),
 	)
 	// No DataTopic: annotation queries read annotations from the series frames.
-	f.SetMeta(&data.FrameMeta{ExecutedQueryString: executed})
+	f.SetMeta(&data.FrameMeta{ExecutedQueryString: executed, Notices: notices})
 	return f
 }
 

@@ -96,7 +96,7 @@ func TestSaturationTable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := SaturationTable(rows, tt.withEngine, "Expr: e", []data.Notice{{Text: "n"}})
+			f := SaturationTable(rows, SaturationOptions{WithEngine: tt.withEngine, Executed: "Expr: e", Notices: []data.Notice{{Text: "n"}}})
 			require.Equal(t, "saturation", f.Name)
 			require.Equal(t, data.FrameTypeTable, f.Meta.Type)
 			require.Equal(t, "Expr: e", f.Meta.ExecutedQueryString)
@@ -149,16 +149,18 @@ func TestFleetTableRole(t *testing.T) {
 	require.Equal(t, "", field.At(1), "empty where the series carry no role")
 }
 
-func TestSaturationByRole(t *testing.T) {
-	rows := []SaturationRow{{Verdict: "ok"}, {Verdict: "idle"}}
-	f := SaturationTable(rows, false, "", nil)
-	SaturationByRole(f, []string{"decode", "prefill"})
+// TestSaturationTableByRole: grouped by role, each row is named by its
+// pool; otherwise by its instance, whatever role it has.
+func TestSaturationTableByRole(t *testing.T) {
+	rows := []SaturationRow{{Instance: "a:1", Role: "decode", Verdict: "ok"}, {Instance: "b:1", Role: "prefill", Verdict: "idle"}}
+	f := SaturationTable(rows, SaturationOptions{ByRole: true})
 	require.Equal(t, "role", f.Fields[0].Name)
 	require.Equal(t, "decode", f.Fields[0].At(0))
+	require.Equal(t, "prefill", f.Fields[0].At(1))
 	require.Equal(t, "verdict", f.Fields[1].Name)
-	t.Run("a table by engine is left as it is", func(t *testing.T) {
-		f := SaturationTable(rows, true, "", nil)
-		SaturationByRole(f, []string{"x"})
+	t.Run("a table by instance names instances", func(t *testing.T) {
+		f := SaturationTable(rows, SaturationOptions{})
 		require.Equal(t, "instance", f.Fields[0].Name)
+		require.Equal(t, "a:1", f.Fields[0].At(0))
 	})
 }

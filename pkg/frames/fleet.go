@@ -78,17 +78,12 @@ func FleetTable(rows []FleetRow, executed string, notices []data.Notice) *data.F
 		fields = append(fields, f)
 	}
 	fields = append(fields, data.NewField("missing metrics", nil, text(func(r *FleetRow) string { return r.Missing })))
-	fields = append(fields, fleetGPUFields(rows)...)
+	gpus := make([]*GPUSummary, n)
+	for i := range rows {
+		gpus[i] = rows[i].GPU
+	}
+	fields = append(fields, gpuFields(gpus)...)
 	f := data.NewFrame("fleet", fields...)
 	f.SetMeta(&data.FrameMeta{Type: data.FrameTypeTable, ExecutedQueryString: executed, Notices: notices})
 	return f
-}
-
-// fleetGPUFields are the GPU columns, present only when some row has them.
-func fleetGPUFields(rows []FleetRow) []*data.Field {
-	rr := make([]RankRow, len(rows))
-	for i, r := range rows {
-		rr[i].GPU = r.GPU
-	}
-	return gpuFields(rr)
 }

@@ -126,7 +126,7 @@ func GPUSeries(reports []agent.AgentReport, at time.Time, notices []data.Notice)
 
 func gpuSeriesFrame(r gpuRow, m gpuMetric, v float64, at time.Time) *data.Frame {
 	labels := data.Labels{
-		GPUNodeLabel: r.node, GPUIndexLabel: strconv.Itoa(r.gpu.Index), GPUUUIDLabel: r.gpu.UUID, SignalLabel: m.signal,
+		GPUNodeLabel: r.node, GPUIndexLabel: strconv.Itoa(r.gpu.Index), GPUUUIDLabel: r.gpu.UUID, FieldSignalLabel: m.signal,
 	}
 	if r.gpu.VLLMInstance != "" {
 		labels[GPUInstanceLabel], labels[GPUModelLabel] = r.gpu.VLLMInstance, r.gpu.Model

@@ -105,13 +105,13 @@ func groupBuckets(m prom.Matrix) map[string]*bucketGroup {
 }
 
 // frameLabels are a series' labels as frames show them: the signal tag
-// renamed to SignalLabel, __name__ dropped.
+// renamed to FieldSignalLabel, __name__ dropped.
 func frameLabels(in map[string]string) data.Labels {
 	out := make(data.Labels, len(in))
 	for k, v := range in {
 		switch k {
-		case vllm.SignalLabel:
-			out[SignalLabel] = v
+		case vllm.SignalTagLabel:
+			out[FieldSignalLabel] = v
 		case metricNameLabel:
 		default:
 			out[k] = v

@@ -22,10 +22,11 @@ func TestAnnotations(t *testing.T) {
 		{Start: t0, End: t0.Add(30 * time.Second), From: t0.Add(-75 * time.Second), Count: 3, KVUsage: 0.914, Instance: "a:8000", Engine: "1", Model: "m"},
 		{Start: t0, End: t0, From: t0.Add(-70 * time.Second), Count: 1, KVUsage: math.NaN(), Instance: "b:8000", Model: "q"},
 	}
-	f := Annotations(events, "pod", "Expr: x")
+	f := Annotations(events, "pod", "Expr: x", []data.Notice{{Text: "n"}})
 	// the region starts at From: vLLM counts a preemption late
 	const late = "vLLM counts a preemption when the preempted request next produces output, so the region and its KV peak reach back 1m before the sample preceding the count."
 	require.Equal(t, "Expr: x", f.Meta.ExecutedQueryString)
+	require.Equal(t, []data.Notice{{Text: "n"}}, f.Meta.Notices, "the notices are on the frame as built")
 	require.Equal(t, 2, f.Rows())
 	tests := []struct {
 		row               int
@@ -106,10 +107,11 @@ func TestRankTable(t *testing.T) {
 		}
 		return out
 	}
-	f := RankTable(rows, true, "waiting", "short", "Expr: r")
+	f := RankTable(rows, RankOptions{WithEngine: true, ValueName: "waiting", Unit: "short", Executed: "Expr: r", Notices: []data.Notice{{Text: "n"}}})
 	require.Equal(t, []string{"rank", "instance", "engine", "model", "engines", "waiting", "gpus", "gpu memory used", "gpu memory total", "gpu utilization"}, names(f))
 	require.Equal(t, data.FrameTypeTable, f.Meta.Type)
 	require.Equal(t, "Expr: r", f.Meta.ExecutedQueryString)
+	require.Equal(t, []data.Notice{{Text: "n"}}, f.Meta.Notices)
 	require.Equal(t, "short", f.Fields[5].Config.Unit)
 	require.Equal(t, 9.0, f.Fields[5].At(0))
 	require.Equal(t, int64(2), *(f.Fields[6].At(0).(*int64)))
@@ -118,7 +120,7 @@ func TestRankTable(t *testing.T) {
 	require.Equal(t, "percent", f.Fields[9].Config.Unit)
 
 	rows[0].GPU = nil
-	f = RankTable(rows, false, "kv_usage", "percentunit", "")
+	f = RankTable(rows, RankOptions{ValueName: "kv_usage", Unit: "percentunit"})
 	require.Equal(t, []string{"rank", "instance", "model", "engines", "kv_usage"}, names(f))
 }
 

@@ -6,16 +6,35 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 )
 
-// SaturationRow is one instance (or engine) of the saturation table.
+// SaturationRow is one instance (or engine, or role pool) of the
+// saturation table.
 type SaturationRow struct {
-	Instance, Engine, Verdict, Reason              string
+	Instance, Engine, Verdict, Reason string
+	// Role is the pool's prefill/decode role, for a table by role.
+	Role string
+
 	Ceiling, MeanRunning, MeanWaiting, PeakKV      float64
 	MeanPreemptions, MeanArrivals, MeanCompletions float64
 }
 
-// SaturationTable builds the verdict table: instance, [engine,] verdict,
-// reason, then the numbers behind it.
-func SaturationTable(rows []SaturationRow, withEngine bool, executed string, notices []data.Notice) *data.Frame {
+// SaturationOptions says which columns name a row of the verdict table
+// and what its frame carries besides the rows.
+type SaturationOptions struct {
+	// WithEngine adds the engine column (a query grouped by engine).
+	WithEngine bool
+	// ByRole names each row by its role pool instead of its instance (a
+	// query grouped by role): a pool is what a disaggregated fleet scales,
+	// prefill and decode apart.
+	ByRole bool
+	// Executed and Notices are empty when the table follows the series
+	// frames, which carry them.
+	Executed string
+	Notices  []data.Notice
+}
+
+// SaturationTable builds the verdict table: instance (or role), [engine,]
+// verdict, reason, then the numbers behind it.
+func SaturationTable(rows []SaturationRow, o SaturationOptions) *data.Frame {
 	n := len(rows)
 	str := func(get func(r SaturationRow) string) []string {
 		out := make([]string, n)
@@ -33,8 +52,12 @@ func SaturationTable(rows []SaturationRow, withEngine bool, executed string, not
 		f.Config = &data.FieldConfig{Unit: unit}
 		return f
 	}
-	fields := []*data.Field{data.NewField("instance", nil, str(func(r SaturationRow) string { return r.Instance }))}
-	if withEngine {
+	name, get := "instance", func(r SaturationRow) string { return r.Instance }
+	if o.ByRole {
+		name, get = "role", func(r SaturationRow) string { return r.Role }
+	}
+	fields := []*data.Field{data.NewField(name, nil, str(get))}
+	if o.WithEngine {
 		fields = append(fields, data.NewField("engine", nil, str(func(r SaturationRow) string { return r.Engine })))
 	}
 	fields = append(fields,
@@ -49,7 +72,7 @@ func SaturationTable(rows []SaturationRow, withEngine bool, executed string, not
 		num("completions/s", "reqps", func(r SaturationRow) float64 { return r.MeanCompletions }),
 	)
 	f := data.NewFrame("saturation", fields...)
-	f.SetMeta(&data.FrameMeta{Type: data.FrameTypeTable, ExecutedQueryString: executed, Notices: notices})
+	f.SetMeta(&data.FrameMeta{Type: data.FrameTypeTable, ExecutedQueryString: o.Executed, Notices: o.Notices})
 	return f
 }
 

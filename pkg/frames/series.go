@@ -13,9 +13,11 @@ import (
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
-// SignalLabel is the label that names the signal of each series in frames
-// (running, waiting, p99, …), so series stay unique for alerting.
-const SignalLabel = "signal"
+// FieldSignalLabel is the label on each value field that names its signal
+// (running, waiting, p99, …): what users see in legends and alert rules
+// group by, so series stay unique for alerting. Frames write it in place
+// of the query's internal tag, vllm.SignalTagLabel.
+const FieldSignalLabel = "signal"
 
 // SeriesOptions says how to label and name series.
 type SeriesOptions struct {
@@ -79,8 +81,8 @@ func seriesFrame(s *prom.Series, o SeriesOptions) *data.Frame {
 	labels := make(data.Labels, len(s.Labels))
 	for k, v := range s.Labels {
 		switch k {
-		case vllm.SignalLabel:
-			labels[SignalLabel] = v
+		case vllm.SignalTagLabel:
+			labels[FieldSignalLabel] = v
 		case metricNameLabel:
 		default:
 			labels[k] = v
@@ -88,7 +90,7 @@ func seriesFrame(s *prom.Series, o SeriesOptions) *data.Frame {
 	}
 	name := DisplayName(labels, o.Legend, o.GroupLabels)
 	value := data.NewField(data.TimeSeriesValueFieldName, labels, s.Values)
-	value.Config = &data.FieldConfig{DisplayNameFromDS: name, Unit: unitFor(labels[SignalLabel], o)}
+	value.Config = &data.FieldConfig{DisplayNameFromDS: name, Unit: unitFor(labels[FieldSignalLabel], o)}
 	return data.NewFrame(name, data.NewField(data.TimeSeriesTimeFieldName, nil, s.Times), value)
 }
 
@@ -118,7 +120,7 @@ func DisplayName(labels data.Labels, legend string, groupLabels []string) string
 		}
 	}
 	name := strings.Join(parts, "/")
-	if sig := labels[SignalLabel]; sig != "" {
+	if sig := labels[FieldSignalLabel]; sig != "" {
 		if sig == "waiting_by_reason" {
 			sig = "waiting"
 		}

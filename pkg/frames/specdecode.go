@@ -19,7 +19,7 @@ var specDecodeUnits = map[string]string{vllm.SpecMeanLength: "short"}
 func SpecDecode(m prom.Matrix, o SeriesOptions) data.Frames {
 	out := make(prom.Matrix, 0, len(m))
 	for _, s := range m {
-		if s.Labels[vllm.SignalLabel] != vllm.SpecPositionSignal {
+		if s.Labels[vllm.SignalTagLabel] != vllm.SpecPositionSignal {
 			out = append(out, s)
 			continue
 		}
@@ -28,7 +28,7 @@ func SpecDecode(m prom.Matrix, o SeriesOptions) data.Frames {
 		for k, v := range s.Labels {
 			c.Labels[k] = v
 		}
-		c.Labels[vllm.SignalLabel] = "acceptance_rate_pos" + s.Labels[vllm.SpecPositionLabel]
+		c.Labels[vllm.SignalTagLabel] = "acceptance_rate_pos" + s.Labels[vllm.SpecPositionLabel]
 		out = append(out, &c)
 	}
 	o.Units, o.Unit = specDecodeUnits, "percentunit"

@@ -15,9 +15,9 @@ import (
 // cache) keep their labels.
 func TestSpecDecodeNamesPositionsWithoutTouchingTheAnswer(t *testing.T) {
 	at := []time.Time{time.Unix(100, 0)}
-	pos := &prom.Series{Labels: map[string]string{"instance": "a", vllm.SignalLabel: vllm.SpecPositionSignal, "position": "1"}, Times: at, Values: []float64{0.5}}
-	rate := &prom.Series{Labels: map[string]string{"instance": "a", vllm.SignalLabel: vllm.SpecAcceptanceRate}, Times: at, Values: []float64{0.6}}
-	length := &prom.Series{Labels: map[string]string{"instance": "a", vllm.SignalLabel: vllm.SpecMeanLength}, Times: at, Values: []float64{2.1}}
+	pos := &prom.Series{Labels: map[string]string{"instance": "a", vllm.SignalTagLabel: vllm.SpecPositionSignal, "position": "1"}, Times: at, Values: []float64{0.5}}
+	rate := &prom.Series{Labels: map[string]string{"instance": "a", vllm.SignalTagLabel: vllm.SpecAcceptanceRate}, Times: at, Values: []float64{0.6}}
+	length := &prom.Series{Labels: map[string]string{"instance": "a", vllm.SignalTagLabel: vllm.SpecMeanLength}, Times: at, Values: []float64{2.1}}
 	fs := SpecDecode(prom.Matrix{pos, rate, length}, SeriesOptions{GroupLabels: []string{"instance"}})
 	require.Len(t, fs, 3)
 	units := map[string]string{}
@@ -25,7 +25,7 @@ func TestSpecDecodeNamesPositionsWithoutTouchingTheAnswer(t *testing.T) {
 		units[f.Name] = f.Fields[1].Config.Unit
 	}
 	require.Equal(t, map[string]string{"a acceptance_rate": "percentunit", "a acceptance_rate_pos1": "percentunit", "a mean_acceptance_length": "short"}, units)
-	require.Equal(t, vllm.SpecPositionSignal, pos.Labels[vllm.SignalLabel], "the cached series is unchanged")
+	require.Equal(t, vllm.SpecPositionSignal, pos.Labels[vllm.SignalTagLabel], "the cached series is unchanged")
 }
 
 func TestLoRATableNullMaxAndEmpty(t *testing.T) {

@@ -3,7 +3,6 @@ package health
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -22,8 +21,7 @@ type fleet struct {
 // generations expose num_requests_running, so it sees mixed fleets whole.
 func countFleet(ctx context.Context, p Prometheus, s models.Settings, now time.Time) (fleet, model.Vector, error) {
 	b := builder(s)
-	expr := fmt.Sprintf("group by (%s) (%s)", strings.Join(b.EngineLabels(), ", "), b.EngineSelector(models.Filters{}))
-	vec, _, err := p.Query(ctx, expr, now)
+	vec, _, err := p.Query(ctx, b.EnginesNow(models.Filters{}), now)
 	if err != nil {
 		return fleet{}, nil, err
 	}

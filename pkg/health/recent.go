@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -25,12 +24,11 @@ type history struct {
 // recentFleet finds every engine that reported in the lookback and when
 // each last did, so a fleet that is gone (or partly gone) is told apart
 // from one that never existed. timestamp() of a selector is the sample's
-// own time; the subquery walks the lookback at the scrape interval.
+// own time; the subquery walks the lookback at the scrape interval
+// (vllm.Builder.EnginesLastSeen).
 func recentFleet(ctx context.Context, p Prometheus, s models.Settings, nowFleet model.Vector, now time.Time) (history, error) {
 	b := builder(s)
-	expr := fmt.Sprintf("max by (%s) (max_over_time(timestamp(%s)[%s:%s]))",
-		strings.Join(b.EngineLabels(), ", "), b.EngineSelector(models.Filters{}), promDuration(lookback), promDuration(max(s.ScrapeInterval, time.Second)))
-	vec, _, err := p.Query(ctx, expr, now)
+	vec, _, err := p.Query(ctx, b.EnginesLastSeen(models.Filters{}, lookback, s.ScrapeInterval), now)
 	if err != nil {
 		return history{}, err
 	}
@@ -53,10 +51,6 @@ func recentFleet(ctx context.Context, p Prometheus, s models.Settings, nowFleet 
 
 func engineKey(m model.Metric, b vllm.Builder) string {
 	return instanceOf(b, m) + "\x00" + string(m["engine"]) + "\x00" + string(m["model_name"])
-}
-
-func promDuration(d time.Duration) string {
-	return fmt.Sprintf("%ds", int64(d/time.Second))
 }
 
 // ago says how long before now t was, rounded for a person, and when.

@@ -14,7 +14,7 @@ import (
 // source cannot use them. A failed lookup leaves the note out: the rules
 // are an optimisation, never a reason to fail health.
 func rulesNote(ctx context.Context, p Prometheus, s models.Settings, now time.Time) string {
-	if !s.RecordingRules {
+	if !s.RecordingRules.On() {
 		return "" // turned off on purpose: nothing to say
 	}
 	b := builder(s)
@@ -37,7 +37,15 @@ func rulesNote(ctx context.Context, p Prometheus, s models.Settings, now time.Ti
 		return fmt.Sprintf(". Recording rules: not found (no %s… series): the plugin queries raw series; load %s to make big dashboards cheap",
 			s.RulePrefix, "deploy/prometheus/rules/vllm-recording.rules.yml")
 	}
-	return fmt.Sprintf(". Recording rules: %d of %d present%s", n, len(all), rulesEvery(ctx, p, b, rs, now))
+	return fmt.Sprintf(". Recording rules: %d of %d present%s%s", n, len(all), rulesEvery(ctx, p, b, rs, now), policyNote(s.RecordingRules))
+}
+
+// policyNote says when close answers are allowed besides exact ones.
+func policyNote(p models.RulesPolicy) string {
+	if p != models.RulesNearest {
+		return ""
+	}
+	return "; close answers allowed (recordingRules nearest: the nearest recorded window, each step at most one evaluation old)"
 }
 
 // rulesEvery is ", every 30s", or why the rules cannot be used.

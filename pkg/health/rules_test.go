@@ -48,9 +48,11 @@ func (r ruleStore) Query(_ context.Context, expr string, ts time.Time) (model.Ve
 
 func TestRulesNote(t *testing.T) {
 	all := vllm.RuleNames("engine:")
-	on := models.Settings{InstanceLabel: "instance", MetricPrefix: "vllm:", RecordingRules: true, RulePrefix: "engine:"}
+	on := models.Settings{InstanceLabel: "instance", MetricPrefix: "vllm:", RecordingRules: models.RulesExact, RulePrefix: "engine:"}
 	off := on
-	off.RecordingRules = false
+	off.RecordingRules = models.RulesOff
+	nearest := on
+	nearest.RecordingRules = models.RulesNearest
 	byJob := on
 	byJob.Selector = []*labels.Matcher{labels.MustNewMatcher(labels.MatchEqual, "job", "vllm")}
 	tests := []struct {
@@ -65,6 +67,8 @@ func TestRulesNote(t *testing.T) {
 		{"no recent evaluation", ruleStore{names: all}, on, "could not be measured"},
 		{"a selector on a label the rules drop", ruleStore{names: all, every: 30 * time.Second}, byJob, "every 30s, but not used: the recorded series do not keep the label job"},
 		{"turned off", ruleStore{names: all, every: 30 * time.Second}, off, ""},
+		{"close answers allowed", ruleStore{names: all, every: 30 * time.Second}, nearest,
+			". Recording rules: 53 of 53 present, every 30s; close answers allowed (recordingRules nearest"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -83,7 +87,7 @@ func TestRulesNote(t *testing.T) {
 func TestRulesLookupRange(t *testing.T) {
 	var asked [2]time.Time
 	now := time.Unix(1_700_000_000, 0)
-	s := models.Settings{InstanceLabel: "instance", MetricPrefix: "vllm:", RecordingRules: true, RulePrefix: "engine:"}
+	s := models.Settings{InstanceLabel: "instance", MetricPrefix: "vllm:", RecordingRules: models.RulesExact, RulePrefix: "engine:"}
 	rulesNote(context.Background(), ruleStore{names: vllm.RuleNames("engine:"), every: 30 * time.Second, asked: &asked}, s, now)
 	require.Equal(t, [2]time.Time{now.Add(-time.Hour), now}, asked)
 }

@@ -115,10 +115,11 @@ type Settings struct {
 	// (jsonData.roleLabel); empty tries the labels the known stacks use
 	// (KServe's llm_isvc_role, llm-d's pod label as scraped).
 	RoleLabel string
-	// RecordingRules: plan queries on the shipped recording rules where
-	// they answer exactly (jsonData.recordingRules, on unless false);
-	// RulePrefix is their names' prefix (jsonData.rulePrefix, engine:).
-	RecordingRules bool
+	// RecordingRules: when queries are planned on the shipped recording
+	// rules (jsonData.recordingRules: exact unless "nearest" or "off";
+	// true and false mean exact and off); RulePrefix is their names'
+	// prefix (jsonData.rulePrefix, engine:).
+	RecordingRules RulesPolicy
 	RulePrefix     string
 	// overrides are the explicit instanceLabel and metricPrefix, kept so a
 	// profile resolved later (auto) still yields to them.
@@ -142,8 +143,10 @@ type jsonSettings struct {
 	IncrementalQueryOverlapWindow string `json:"incrementalQueryOverlapWindow"`
 	StallWindow                   string `json:"stallWindow"`
 	RoleLabel                     string `json:"roleLabel"`
-	RecordingRules                *bool  `json:"recordingRules"`
-	RulePrefix                    string `json:"rulePrefix"`
+	// RecordingRules is a policy name or, as earlier versions wrote it, a
+	// boolean (parseRules).
+	RecordingRules json.RawMessage `json:"recordingRules"`
+	RulePrefix     string          `json:"rulePrefix"`
 }
 
 // LoadSettings parses and validates instance settings. Every error names the

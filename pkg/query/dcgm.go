@@ -15,32 +15,32 @@ import (
 // Prometheus scraped it: one row per GPU, joined to the vLLM pod it is
 // allocated to (either label layout), or series of every reading.
 func (p *plan) gpuFromDCGM(ctx context.Context) (data.Frames, error) {
-	if p.q.Format == "series" {
-		f, _, err := p.series(ctx, p.b.DCGMSeries(), frames.SeriesOptions{GroupLabels: []string{"Hostname", "hostname", "gpu"},
-			Units: dcgmUnits(), Notices: p.notices})
+	if p.query.Format == "series" {
+		f, _, err := p.series(ctx, p.builder.DCGMSeries(), frames.SeriesOptions{GroupLabels: []string{"Hostname", "hostname", "gpu"},
+			Units: dcgmUnits()})
 		return f, err
 	}
 	rows, expr, err := p.dcgmRows(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if len(p.q.Instances) > 0 {
-		rows = keepInstances(rows, p.q.Instances)
+	if len(p.query.Instances) > 0 {
+		rows = keepInstances(rows, p.query.Instances)
 	}
-	notices := p.notices
+	var none []data.Notice
 	if len(rows) == 0 {
-		notices = append(notices, data.Notice{Severity: data.NoticeSeverityInfo,
-			Text: "No dcgm-exporter series (DCGM_FI_DEV_*) in this data source's scope: is dcgm-exporter scraped by this Prometheus?"})
+		none = []data.Notice{{Severity: data.NoticeSeverityInfo,
+			Text: "No dcgm-exporter series (DCGM_FI_DEV_*) in this data source's scope: is dcgm-exporter scraped by this Prometheus?"}}
 	}
-	return data.Frames{frames.DCGMTable(rows, frames.Executed(expr, p.iv.Step), notices)}, nil
+	return data.Frames{frames.DCGMTable(rows, p.executed(expr), p.noticesFor(none))}, nil
 }
 
 // dcgmRows reads every GPU's readings at the end of the range and marks
 // the GPUs allocated to a vLLM server reporting now. A GPU's pod that is
 // not a vLLM server (the exporter's own, under honorLabels true) is not.
 func (p *plan) dcgmRows(ctx context.Context) ([]frames.DCGMRow, string, error) {
-	expr := p.b.DCGMSelector()
-	vec, _, err := p.memo.instantQuery(ctx, expr, p.iv.End, p.iv.Step)
+	expr := p.builder.DCGMSelector()
+	vec, _, err := p.memo.instantQuery(ctx, expr, p.timeRange.End, p.timeRange.Step)
 	if err != nil {
 		return nil, expr, fmt.Errorf("read dcgm-exporter series: %w", err)
 	}
@@ -48,18 +48,18 @@ func (p *plan) dcgmRows(ctx context.Context) ([]frames.DCGMRow, string, error) {
 	if len(gpus) == 0 {
 		return nil, expr, nil
 	}
-	servers, _, err := p.memo.instantQuery(ctx, p.b.ServersByModel(), p.iv.End, p.iv.Step)
+	servers, _, err := p.memo.instantQuery(ctx, p.builder.ServersByModel(), p.timeRange.End, p.timeRange.Step)
 	if err != nil {
 		return nil, expr, fmt.Errorf("list the vLLM servers to join GPUs to: %w", err)
 	}
 	modelOf := map[string]string{}
 	for _, s := range servers {
-		modelOf[p.b.InstanceOf(labelMap(s.Metric))] = string(s.Metric[model.LabelName("model_name")])
+		modelOf[p.builder.InstanceOf(labelMap(s.Metric))] = string(s.Metric[model.LabelName("model_name")])
 	}
 	rows := make([]frames.DCGMRow, len(gpus))
 	for i, g := range gpus {
 		rows[i].GPU = g
-		if w := p.b.Workload(g); w != "" {
+		if w := p.builder.Workload(g); w != "" {
 			if m, ok := modelOf[w]; ok {
 				rows[i].Instance, rows[i].Model = w, m
 			}
@@ -88,23 +88,17 @@ func dcgmUnits() map[string]string {
 		vllm.DCGMSMClock: "hertz", vllm.DCGMTensor: "percentunit", vllm.DCGMGraphics: "percentunit", vllm.DCGMXID: "none"}
 }
 
-// dcgmColumns fills the top-k table's GPU columns from dcgm-exporter when
-// no node agents are configured; a fleet without dcgm-exporter simply has
-// no GPU columns. Only pods can be joined to dcgm-exporter's GPUs, so
-// other identities (instance, Ray's replicas) do not ask.
-func (p *plan) dcgmColumns(ctx context.Context, rows []frames.RankRow) ([]frames.RankRow, []data.Notice) {
-	if !p.b.PodIdentity() {
-		return rows, nil
+// dcgmSummaries sums each vLLM server's GPUs from dcgm-exporter, for the
+// tables' GPU columns when no node agents are configured; a fleet without
+// dcgm-exporter gets none. Only pods can be joined to dcgm-exporter's
+// GPUs, so other identities (instance, Ray's replicas) do not ask.
+func (p *plan) dcgmSummaries(ctx context.Context) (map[string]frames.GPUSummary, []data.Notice) {
+	if !p.builder.PodIdentity() {
+		return nil, nil
 	}
 	gpus, _, err := p.dcgmRows(ctx)
 	if err != nil {
-		return rows, []data.Notice{{Severity: data.NoticeSeverityWarning, Text: "GPU columns left empty: " + err.Error()}}
+		return nil, []data.Notice{gpuColumnsNotice(err)}
 	}
-	byInstance := frames.DCGMByInstance(gpus)
-	for i := range rows {
-		if g, ok := byInstance[rows[i].Instance]; ok {
-			rows[i].GPU = &g
-		}
-	}
-	return rows, nil
+	return frames.DCGMByInstance(gpus), nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"time"
 
@@ -53,19 +52,6 @@ type Executor struct {
 	rulesOnce sync.Once
 	// stores remembers a server without Thanos' store list (stores.go).
 	stores storeCheck
-}
-
-// plan is everything one query needs once it is parsed.
-type plan struct {
-	e       *Executor
-	q       models.Query
-	iv      interval.Result
-	b       vllm.Builder
-	det     *Detector // the resolved profile's (names, bucket bounds)
-	window  string
-	memo    *memo
-	alert   bool
-	notices []data.Notice
 }
 
 // QueryData runs every query of the request concurrently and answers each
@@ -151,10 +137,10 @@ func (e *Executor) plan(ctx context.Context, dq backend.DataQuery, m *memo, aler
 	}
 	b := vllm.ForSettings(s)
 	b.Detected, b.Resolution = det.Get(ctx), promDuration(max(e.Settings.ScrapeInterval, time.Second))
-	p := &plan{e: e, q: q, iv: iv, memo: m, alert: alert, window: promDuration(iv.RateInterval), b: b, det: det}
+	p := &plan{exec: e, query: q, timeRange: iv, memo: m, alert: alert, window: promDuration(iv.RateInterval), builder: b, det: det}
 	if iv.Clamped {
-		p.notices = append(p.notices, data.Notice{Severity: data.NoticeSeverityInfo,
-			Text: fmt.Sprintf("Step raised to %s so no series has more than 11,000 points over this time range.", iv.Step)})
+		p.notices = []data.Notice{{Severity: data.NoticeSeverityInfo,
+			Text: fmt.Sprintf("Step raised to %s so no series has more than 11,000 points over this time range.", iv.Step)}}
 	}
 	return p, nil
 }
@@ -170,60 +156,6 @@ func checkVariables(q models.Query) error {
 		}
 	}
 	return nil
-}
-
-// run dispatches on the query type.
-func (p *plan) run(ctx context.Context) (data.Frames, error) {
-	switch p.q.Type {
-	case models.QueryQueue:
-		return p.queue(ctx)
-	case models.QueryWaitTime:
-		return p.waitTime(ctx)
-	case models.QueryPreemptions:
-		return p.preemptions(ctx)
-	case models.QueryTopK:
-		return p.topk(ctx)
-	case models.QueryPromQL:
-		return p.promql(ctx)
-	case models.QueryGPU:
-		return p.gpu(ctx, p.e)
-	case models.QueryFleet:
-		return p.fleet(ctx)
-	case models.QuerySaturation:
-		return p.saturation(ctx)
-	case models.QuerySLO:
-		return p.slo(ctx)
-	case models.QueryHost:
-		return p.host(ctx)
-	case models.QuerySpecDecode:
-		return p.specDecode(ctx)
-	case models.QueryLoRA:
-		return p.lora(ctx)
-	case models.QueryWorkload:
-		return p.workload(ctx)
-	case models.QueryKVTransfer:
-		return p.kvTransfer(ctx)
-	case models.QueryPrefixCache:
-		return p.prefixCache(ctx)
-	}
-	return nil, fmt.Errorf("query type %q has no handler", p.q.Type)
-}
-
-// promDuration writes a duration the way PromQL reads it ("90s", "250ms").
-func promDuration(d time.Duration) string {
-	if d%time.Second == 0 {
-		return fmt.Sprintf("%ds", d/time.Second)
-	}
-	return fmt.Sprintf("%dms", d/time.Millisecond)
-}
-
-// warningNotices turns Prometheus warnings into frame notices.
-func warningNotices(warnings []string) []data.Notice {
-	out := make([]data.Notice, 0, len(warnings))
-	for _, w := range warnings {
-		out = append(out, data.Notice{Severity: data.NoticeSeverityWarning, Text: "Prometheus: " + strings.TrimSpace(w)})
-	}
-	return out
 }
 
 // fromAlert reports whether Grafana's alerting engine sent the request: it

@@ -42,37 +42,33 @@ var fleetChecked = []string{vllm.FleetWaiting, vllm.FleetKVUsage, vllm.FleetPree
 // range end, run concurrently through the shared cache, joined here by
 // engine, scored and sorted worst first.
 func (p *plan) fleet(ctx context.Context) (data.Frames, error) {
-	lookback := promDuration(max(p.iv.End.Sub(p.iv.Start), p.iv.Step).Round(time.Second) + p.iv.RateInterval)
-	sigs := append(p.b.FleetSignals(p.q.Filters, p.window, lookback), p.b.FleetStallSignals(p.q.Filters, p.stallWindow())...)
-	sigs = append(sigs, p.b.FleetRoleSignal(p.q.Filters))
+	lookback := promDuration(max(p.timeRange.End.Sub(p.timeRange.Start), p.timeRange.Step).Round(time.Second) + p.timeRange.RateInterval)
+	sigs := append(p.builder.FleetSignals(p.query.Filters, p.window, lookback), p.builder.FleetStallSignals(p.query.Filters, p.stallWindow())...)
+	sigs = append(sigs, p.builder.FleetRoleSignal(p.query.Filters))
+	sigs, ruleNotes := p.fleetOnRules(ctx, sigs)
 	vecs, warn, err := p.instants(ctx, sigs)
 	if err != nil {
 		return nil, err
 	}
 	rows := p.fleetRows(vecs)
-	notices := append(append([]data.Notice{}, p.notices...), warningNotices(warn)...)
 	present := map[string]bool{}
 	for name, v := range vecs {
 		present[name] = len(v) > 0
 	}
-	notices = append(notices, p.signalNotices(ctx, present, []need{
+	missing := p.signalNotices(ctx, present, []need{
 		{key: vllm.Running, tags: []string{vllm.FleetSeen}, without: "the table is empty"},
 		{key: vllm.KVUsage, tags: []string{vllm.FleetKVUsage}, without: "the KV-cache column is empty"},
 		{key: vllm.Preemptions, tags: []string{vllm.FleetPreemptions}, without: "the preemption column is empty"},
 		{key: vllm.QueueTime, tags: []string{vllm.FleetQueueP99}, without: "the queue-time column is empty"},
-	}, vllm.KVUsage)...)
-	rows, gpuNotices := p.fleetGPUs(ctx, rows)
-	exprs := make([]string, len(sigs))
-	for i, s := range sigs {
-		exprs[i] = s.Expr
-	}
-	return data.Frames{frames.FleetTable(rows, frames.Executed(strings.Join(exprs, "\n"), p.iv.Step), append(notices, gpuNotices...))}, nil
+	}, vllm.KVUsage)
+	gpuNotices := p.fleetGPUs(ctx, rows)
+	return data.Frames{frames.FleetTable(rows, p.executed(exprsOf(sigs)...), p.noticesFor(ruleNotes, warningNotices(warn), missing, gpuNotices))}, nil
 }
 
 // instants runs instant expressions concurrently at the range end.
 func (p *plan) instants(ctx context.Context, sigs []vllm.SignalExpr) (map[string]model.Vector, []string, error) {
 	answers, warn, err := concurrently(sigs, func(s vllm.SignalExpr) (model.Vector, []string, error) {
-		return p.memo.instantQuery(ctx, s.Expr, p.iv.End, p.iv.Step)
+		return p.memo.instantQuery(ctx, s.Expr, p.timeRange.End, p.timeRange.Step)
 	})
 	if err != nil {
 		return nil, nil, err
@@ -95,10 +91,10 @@ func (p *plan) keyOf(m model.Metric) engineKey {
 // (namespace/pod on Kubernetes, where pod names repeat across namespaces).
 func (p *plan) serverOf(m model.Metric) string {
 	ls := map[string]string{}
-	for _, l := range p.b.IdentityLabels() {
+	for _, l := range p.builder.IdentityLabels() {
 		ls[l] = string(m[model.LabelName(l)])
 	}
-	return p.b.InstanceOf(ls)
+	return p.builder.InstanceOf(ls)
 }
 
 // fleetRows joins the answers by engine. The engines are those seen in
@@ -163,8 +159,8 @@ func (p *plan) engineState(k engineKey, values map[string]map[engineKey]float64,
 		return StateDown, ""
 	}
 	last, ok := values[vllm.FleetLastSample][k]
-	staleAfter := 3 * max(p.e.Settings.ScrapeInterval, time.Second)
-	if !ok || p.iv.End.Sub(time.Unix(0, int64(last*1e9))) > staleAfter {
+	staleAfter := 3 * max(p.exec.Settings.ScrapeInterval, time.Second)
+	if !ok || p.timeRange.End.Sub(time.Unix(0, int64(last*1e9))) > staleAfter {
 		return StateStale, ""
 	}
 	if v, ok := values[vllm.FleetSleeping][k]; ok && v == 1 {
@@ -194,7 +190,7 @@ func (p *plan) generations(v model.Vector) map[engineKey]string {
 		if seen[k] == nil {
 			seen[k] = map[vllm.Generation]bool{}
 		}
-		seen[k][vllm.MarkerGeneration(string(s.Metric[model.MetricNameLabel]), p.b.PrefixList()...)] = true
+		seen[k][vllm.MarkerGeneration(string(s.Metric[model.MetricNameLabel]), p.builder.PrefixList()...)] = true
 	}
 	out := map[engineKey]string{}
 	for k, g := range seen {
@@ -243,21 +239,24 @@ func fleetScore(r frames.FleetRow) float64 {
 // stallWindow is the data source's stall window; settings built in code
 // (not loaded) get the default.
 func (p *plan) stallWindow() time.Duration {
-	if w := p.e.Settings.StallWindow; w > 0 {
+	if w := p.exec.Settings.StallWindow; w > 0 {
 		return w
 	}
-	return max(models.DefaultStallWindow, 2*p.e.Settings.ScrapeInterval)
+	return max(models.DefaultStallWindow, 2*p.exec.Settings.ScrapeInterval)
 }
 
-// fleetGPUs adds each instance's GPUs where node agents report them.
-func (p *plan) fleetGPUs(ctx context.Context, rows []frames.FleetRow) ([]frames.FleetRow, []data.Notice) {
-	rr := make([]frames.RankRow, len(rows))
+// fleetGPUs gives each engine its instance's GPUs, where node agents or
+// dcgm-exporter report them, and says what kept them out.
+func (p *plan) fleetGPUs(ctx context.Context, rows []frames.FleetRow) []data.Notice {
+	instances := make([]string, len(rows))
 	for i, r := range rows {
-		rr[i].Instance = r.Instance
+		instances[i] = r.Instance
 	}
-	rr, notices := p.gpuColumns(ctx, p.e, rr)
+	gpus, notices := p.gpuSummaries(ctx, instances)
 	for i := range rows {
-		rows[i].GPU = rr[i].GPU
+		if g, ok := gpus[rows[i].Instance]; ok {
+			rows[i].GPU = &g
+		}
 	}
-	return rows, notices
+	return notices
 }

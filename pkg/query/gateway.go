@@ -28,17 +28,17 @@ var gatewayUnits = map[string]string{vllm.GatewayPoolKV: "percentunit", vllm.Gat
 // gatewayNotices warns where the picker's last queue for an endpoint is
 // outside what the engine itself reported over the picker's window.
 func (p *plan) gatewayNotices(m prom.Matrix) []data.Notice {
-	if p.q.Grouping != models.GroupInstance {
+	if p.query.Grouping != models.GroupInstance {
 		return nil // only then is there one engine series per endpoint
 	}
-	window := pickerRefresh + pickerStaleness + p.e.Settings.ScrapeInterval
+	window := pickerRefresh + pickerStaleness + p.exec.Settings.ScrapeInterval
 	engine, picker := map[string]*prom.Series{}, map[string]*prom.Series{}
 	for _, s := range m {
-		switch s.Labels[vllm.SignalLabel] {
+		switch s.Labels[vllm.SignalTagLabel] {
 		case "waiting":
-			engine[p.b.InstanceOf(s.Labels)] = s
+			engine[p.builder.InstanceOf(s.Labels)] = s
 		case vllm.GatewayEndpointQueue:
-			picker[p.b.InstanceOf(s.Labels)] = s
+			picker[p.builder.InstanceOf(s.Labels)] = s
 		}
 	}
 	var texts []string

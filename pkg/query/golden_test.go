@@ -142,7 +142,7 @@ func (r replay) QueryRange(_ context.Context, expr string, rg v1.Range) (prom.Ma
 // Prometheus answers for the plain expression. The queue query once ran
 // its signals as one union; the recordings predate that change.
 func (r replay) part(expr string, asked sent) (prom.Matrix, []string, error) {
-	prefix := fmt.Sprintf("label_replace(%s, %q, \"", expr, vllm.SignalLabel)
+	prefix := fmt.Sprintf("label_replace(%s, %q, \"", expr, vllm.SignalTagLabel)
 	for key, raw := range r.rec.Responses {
 		_, union, ok := strings.Cut(key, "\x00")
 		i := strings.Index(union, prefix)
@@ -159,8 +159,8 @@ func (r replay) part(expr string, asked sent) (prom.Matrix, []string, error) {
 		}
 		var out prom.Matrix
 		for _, s := range m {
-			if s.Labels[vllm.SignalLabel] == name {
-				delete(s.Labels, vllm.SignalLabel)
+			if s.Labels[vllm.SignalTagLabel] == name {
+				delete(s.Labels, vllm.SignalTagLabel)
 				out = append(out, s)
 			}
 		}

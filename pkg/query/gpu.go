@@ -2,11 +2,8 @@ package query
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
-	"strconv"
-	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/prometheus/common/model"
@@ -34,8 +31,8 @@ func (p *plan) agentURLs(ctx context.Context, e *Executor) ([]string, error) {
 	if e.Settings.Agents.Job == "" {
 		return nil, ErrNoAgents
 	}
-	expr := fmt.Sprintf("group by (instance) (%s)", p.b.ScopedSelector("up", "job="+strconv.Quote(e.Settings.Agents.Job)))
-	vec, _, err := p.memo.instantQuery(ctx, expr, p.iv.End, p.iv.Step)
+	expr := p.builder.AgentTargets(e.Settings.Agents.Job)
+	vec, _, err := p.memo.instantQuery(ctx, expr, p.timeRange.End, p.timeRange.Step)
 	if err != nil {
 		return nil, fmt.Errorf("discover node agents from job %q: %w", e.Settings.Agents.Job, err)
 	}
@@ -84,14 +81,14 @@ func (p *plan) fetchGPUs(ctx context.Context, e *Executor, instances []string) (
 // through the kubelet (namespace/pod), where servers are identified by
 // their pods; the agent's /proc mapping (host:port) stays for bare metal.
 func (p *plan) podInstances(reports []agent.AgentReport) {
-	if !p.b.PodIdentity() {
+	if !p.builder.PodIdentity() {
 		return
 	}
 	for i := range reports {
 		gpus := reports[i].Report.GPUs
 		for j := range gpus {
 			if gpus[j].Pod != "" {
-				gpus[j].VLLMInstance = p.b.InstanceOf(map[string]string{"namespace": gpus[j].Namespace, "pod": gpus[j].Pod})
+				gpus[j].VLLMInstance = p.builder.InstanceOf(map[string]string{"namespace": gpus[j].Namespace, "pod": gpus[j].Pod})
 			}
 		}
 	}
@@ -99,19 +96,19 @@ func (p *plan) podInstances(reports []agent.AgentReport) {
 
 // gpu answers the gpu query type, live from the agents or from Prometheus
 // where the agents are scraped.
-func (p *plan) gpu(ctx context.Context, e *Executor) (data.Frames, error) {
-	switch p.q.Source {
+func (p *plan) gpu(ctx context.Context) (data.Frames, error) {
+	switch p.query.Source {
 	case "prometheus":
 		return p.gpuFromPrometheus(ctx)
 	case "dcgm":
 		return p.gpuFromDCGM(ctx)
 	}
-	res, err := p.fetchGPUs(ctx, e, p.q.Instances)
+	res, err := p.fetchGPUs(ctx, p.exec, p.query.Instances)
 	if err != nil {
 		return nil, err
 	}
-	notices := append(p.notices, frames.GPUNotices(res)...)
-	if p.q.Format == "series" {
+	notices := p.noticesFor(frames.GPUNotices(res))
+	if p.query.Format == "series" {
 		return frames.GPUSeries(res.Reports, res.Time, notices), nil
 	}
 	return data.Frames{frames.GPUTable(res.Reports, notices)}, nil
@@ -119,36 +116,6 @@ func (p *plan) gpu(ctx context.Context, e *Executor) (data.Frames, error) {
 
 func (p *plan) gpuFromPrometheus(ctx context.Context) (data.Frames, error) {
 	// The agents are scrape targets: their own instance label names the node.
-	f, _, err := p.series(ctx, p.b.GPUSeries(p.q.Instances), frames.SeriesOptions{GroupLabels: []string{"instance", "gpu"}})
+	f, _, err := p.series(ctx, p.builder.GPUSeries(p.query.Instances), frames.SeriesOptions{GroupLabels: []string{"instance", "gpu"}})
 	return f, err
-}
-
-// gpuColumns joins GPU memory and utilisation to ranked instances for the
-// top-k table; agents that fail become notices on the table.
-func (p *plan) gpuColumns(ctx context.Context, e *Executor, rows []frames.RankRow) ([]frames.RankRow, []data.Notice) {
-	if e.Agents == nil || (len(e.Settings.Agents.URLs) == 0 && e.Settings.Agents.Job == "") {
-		return p.dcgmColumns(ctx, rows)
-	}
-	ctx, cancel := context.WithTimeout(ctx, e.Settings.Agents.Timeout+time.Second)
-	defer cancel()
-	wanted := make([]string, 0, len(rows))
-	for _, r := range rows {
-		wanted = append(wanted, r.Instance)
-	}
-	res, err := p.fetchGPUs(ctx, e, wanted)
-	if errors.Is(err, ErrNoAgents) {
-		// No agents found: dcgm-exporter's series, where scraped, fill the
-		// columns; a fleet with neither simply has no GPU columns.
-		return p.dcgmColumns(ctx, rows)
-	}
-	if err != nil {
-		return rows, []data.Notice{{Severity: data.NoticeSeverityWarning, Text: "GPU columns left empty: " + err.Error()}}
-	}
-	byInstance := frames.GPUByInstance(res.Reports)
-	for i := range rows {
-		if g, ok := byInstance[rows[i].Instance]; ok {
-			rows[i].GPU = &g
-		}
-	}
-	return rows, frames.GPUNotices(res)
 }

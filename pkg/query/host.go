@@ -2,7 +2,6 @@ package query
 
 import (
 	"context"
-	"strings"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
@@ -17,28 +16,24 @@ var hostUnits = map[string]string{"cpu_busy": "percentunit", "memory_used": "per
 // Prometheus without a node exporter gets an empty answer and a notice,
 // never an error: the panels that show it stay blank.
 func (p *plan) host(ctx context.Context) (data.Frames, error) {
-	sigs := p.b.HostSignals(p.q.Filters, p.window)
+	sigs := p.builder.HostSignals(p.query.Filters, p.window)
 	m, warn, err := p.signals(ctx, sigs)
 	if err != nil {
 		return nil, err
 	}
-	exprs := make([]string, len(sigs))
-	for i, s := range sigs {
-		exprs[i] = s.Expr
-	}
-	notices := append(append([]data.Notice{}, p.notices...), warningNotices(warn)...)
+	notices := p.noticesFor(warningNotices(warn))
 	if len(m) == 0 {
 		notices = append(notices, p.hostNotice(ctx))
 	}
-	return frames.TimeSeries(m, frames.SeriesOptions{Units: hostUnits, Legend: p.q.Legend,
-		GroupLabels: []string{p.b.InstanceLabel}, Executed: frames.Executed(strings.Join(exprs, "\n"), p.iv.Step),
+	return frames.TimeSeries(m, frames.SeriesOptions{Units: hostUnits, Legend: p.query.Legend,
+		GroupLabels: []string{p.builder.InstanceLabel}, Executed: p.executed(exprsOf(sigs)...),
 		Notices: notices}), nil
 }
 
 // hostNotice says why the host answer is empty: no node exporter at all,
 // or none on the selected instances' hosts.
 func (p *plan) hostNotice(ctx context.Context) data.Notice {
-	vec, _, err := p.memo.instantQuery(ctx, p.b.NodeProbe(), p.iv.End, p.iv.Step)
+	vec, _, err := p.memo.instantQuery(ctx, p.builder.NodeProbe(), p.timeRange.End, p.timeRange.Step)
 	if err == nil && len(vec) == 0 {
 		return data.Notice{Severity: data.NoticeSeverityInfo, Text: "No node exporter is scraped (no node_cpu_seconds_total series in scope): " +
 			"host CPU, memory, network and disk are not shown. Scrape prometheus-node-exporter on each vLLM host to see them."}

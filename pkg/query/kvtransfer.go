@@ -3,7 +3,6 @@ package query
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
@@ -16,29 +15,25 @@ import (
 // second and the failure rates, per grouping (role by default), as plain
 // expressions run concurrently.
 func (p *plan) kvTransfer(ctx context.Context) (data.Frames, error) {
-	sigs := p.b.KVTransferSignals(p.q.Quantiles, p.q.Grouping, p.q.Filters, p.window)
+	sigs := p.builder.KVTransferSignals(p.query.Quantiles, p.query.Grouping, p.query.Filters, p.window)
 	m, warn, err := p.signals(ctx, sigs)
 	if err != nil {
 		return nil, err
 	}
 	m, roleNotes := p.roleSeries(m)
-	exprs := make([]string, len(sigs))
-	for i, s := range sigs {
-		exprs[i] = s.Expr
-	}
-	notices := append(append(append([]data.Notice{}, p.notices...), warningNotices(warn)...), roleNotes...)
+	notices := p.noticesFor(warningNotices(warn), roleNotes)
 	lowest := p.kvLowestBound(ctx)
 	if below := belowBucket(m, lowest); below != "" {
 		notices = append(notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: fmt.Sprintf(
 			"Some %s transfer times are below %gs, the smallest bucket of %snixl_xfer_time_seconds: they are interpolated inside the first bucket, not measured.",
-			below, lowest, p.b.Prefix)})
+			below, lowest, p.builder.Prefix)})
 	}
-	tags := append(vllm.KVTransferQuantileTags(p.q.Quantiles), vllm.KVTransfers)
+	tags := append(vllm.KVTransferQuantileTags(p.query.Quantiles), vllm.KVTransfers)
 	notices = append(notices, p.signalNotices(ctx, tagsOf(m), []need{
-		{key: vllm.KVXferTime, tags: tags, without: kvWithout(p.b.Prefix)},
+		{key: vllm.KVXferTime, tags: tags, without: kvWithout(p.builder.Prefix)},
 	})...)
-	return frames.TimeSeries(m, frames.SeriesOptions{Unit: string(vllm.UnitSeconds), Units: vllm.KVTransferUnits, Legend: p.q.Legend,
-		GroupLabels: p.b.GroupLabels(p.q.Grouping), Executed: frames.Executed(strings.Join(exprs, "\n"), p.iv.Step), Notices: notices}), nil
+	return frames.TimeSeries(m, frames.SeriesOptions{Unit: string(vllm.UnitSeconds), Units: vllm.KVTransferUnits, Legend: p.query.Legend,
+		GroupLabels: p.builder.GroupLabels(p.query.Grouping), Executed: p.executed(exprsOf(sigs)...), Notices: notices}), nil
 }
 
 // kvWithout says what a kvTransfer answer lacks without the NIXL metrics,

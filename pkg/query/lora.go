@@ -16,14 +16,14 @@ import (
 // in Go (vllm.LoRAStates). Servers without LoRA are left out with an info
 // notice, never an error.
 func (p *plan) lora(ctx context.Context) (data.Frames, error) {
-	expr := p.b.LoRA(p.q.Filters)
+	expr := p.builder.LoRA(p.query.Filters)
 	m, warn, err := p.memo.rangeQuery(ctx, expr, p.rng())
 	if err != nil {
 		return nil, err
 	}
 	var on []vllm.LoRAServer
 	var off []string
-	servers := vllm.LoRAStates(m, p.b.IdentityLabels(), p.b.InstanceOf)
+	servers := vllm.LoRAStates(m, p.builder.IdentityLabels(), p.builder.InstanceOf)
 	for _, s := range servers {
 		if s.Latest.Enabled() {
 			on = append(on, s)
@@ -31,14 +31,14 @@ func (p *plan) lora(ctx context.Context) (data.Frames, error) {
 			off = append(off, s.Instance)
 		}
 	}
-	notices := append(append([]data.Notice{}, p.notices...), warningNotices(warn)...)
+	notices := p.noticesFor(warningNotices(warn))
 	notices = append(notices, p.loraNotices(ctx, len(servers), off)...)
 	if vllm.SameLists(on) {
-		notices = append(notices, data.Notice{Severity: data.NoticeSeverityInfo, Text: vllm.LoRASameListsText(p.b.Prefix)})
+		notices = append(notices, data.Notice{Severity: data.NoticeSeverityInfo, Text: vllm.LoRASameListsText(p.builder.Prefix)})
 	}
-	executed := frames.Executed(expr, p.iv.Step)
-	if p.q.Format == "series" {
-		return frames.LoRASeries(on, p.b.IdentityLabels(), p.q.Legend, executed, notices), nil
+	executed := p.executed(expr)
+	if p.query.Format == "series" {
+		return frames.LoRASeries(on, p.builder.IdentityLabels(), p.query.Legend, executed, notices), nil
 	}
 	return data.Frames{frames.LoRATable(on, executed, notices)}, nil
 }
@@ -63,5 +63,5 @@ func (p *plan) loraNotices(ctx context.Context, servers int, off []string) []dat
 	if engines == 0 {
 		return []data.Notice{{Severity: data.NoticeSeverityWarning, Text: vllm.NoEngineText(p.selection())}}
 	}
-	return info(vllm.LoRAMissingText(p.b.Prefix))
+	return info(vllm.LoRAMissingText(p.builder.Prefix))
 }

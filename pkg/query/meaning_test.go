@@ -447,7 +447,7 @@ func TestWaitBelowSmallestBucket(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.value), func(t *testing.T) {
 			p := &scripted{matrix: func(string, v1.Range) model.Matrix {
-				return model.Matrix{{Metric: model.Metric{vllm.SignalLabel: "p50"}, Values: []model.SamplePair{{Timestamp: 0, Value: model.SampleValue(tt.value)}}}}
+				return model.Matrix{{Metric: model.Metric{vllm.SignalTagLabel: "p50"}, Values: []model.SamplePair{{Timestamp: 0, Value: model.SampleValue(tt.value)}}}}
 			}}
 			now := time.Now()
 			r := run(t, scriptedExecutor(p), dq("A", `{"queryType":"waitTime","live":true}`, now.Add(-time.Hour), now)).Responses["A"]
@@ -478,9 +478,9 @@ func TestTopKTableJoinsModels(t *testing.T) {
 		instant: func(string, time.Time) model.Vector { return rankingAnswer(map[string]float64{"a": 3}) },
 		matrix: func(string, v1.Range) model.Matrix {
 			return model.Matrix{
-				{Metric: model.Metric{vllm.SignalLabel: "value", "instance": "a"}, Values: sample(3)},
-				{Metric: model.Metric{vllm.SignalLabel: "engines", "instance": "a", "model_name": "m1"}, Values: sample(1)},
-				{Metric: model.Metric{vllm.SignalLabel: "engines", "instance": "a", "model_name": "m2"}, Values: sample(2)},
+				{Metric: model.Metric{vllm.SignalTagLabel: "value", "instance": "a"}, Values: sample(3)},
+				{Metric: model.Metric{vllm.SignalTagLabel: "engines", "instance": "a", "model_name": "m1"}, Values: sample(1)},
+				{Metric: model.Metric{vllm.SignalTagLabel: "engines", "instance": "a", "model_name": "m2"}, Values: sample(2)},
 			}
 		},
 	}

@@ -2,7 +2,6 @@ package query
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
@@ -12,7 +11,7 @@ import (
 )
 
 // need is a signal a query type needs, recognised in its answer by the
-// SignalLabel values its parts carry.
+// SignalTagLabel values its parts carry.
 type need struct {
 	key  vllm.SignalKey
 	tags []string
@@ -20,11 +19,11 @@ type need struct {
 	without string
 }
 
-// tagsOf lists the SignalLabel values present in an answer.
+// tagsOf lists the SignalTagLabel values present in an answer.
 func tagsOf(m prom.Matrix) map[string]bool {
 	out := map[string]bool{}
 	for _, s := range m {
-		out[s.Labels[vllm.SignalLabel]] = true
+		out[s.Labels[vllm.SignalTagLabel]] = true
 	}
 	return out
 }
@@ -37,7 +36,7 @@ func tagsOf(m prom.Matrix) map[string]bool {
 func (p *plan) signalNotices(ctx context.Context, present map[string]bool, needs []need, fallbacks ...vllm.SignalKey) []data.Notice {
 	var out []data.Notice
 	for _, k := range fallbacks {
-		if txt, ok := p.b.Detected.Fallback(k, p.b.Prefix); ok {
+		if txt, ok := p.builder.Detected.Fallback(k, p.builder.Prefix); ok {
 			out = append(out, data.Notice{Severity: data.NoticeSeverityInfo, Text: txt})
 		}
 	}
@@ -70,13 +69,13 @@ func (p *plan) signalNotices(ctx context.Context, present map[string]bool, needs
 // nothing was recorded, or there is too little history for the rate
 // window. An unanswered probe says nothing rather than guess.
 func (p *plan) absence(ctx context.Context, n need) string {
-	samples, increase := p.b.ActivityProbes(n.key, p.q.Filters, p.lookback())
+	samples, increase := p.builder.ActivityProbes(n.key, p.query.Filters, p.lookback())
 	var a vllm.Activity
 	for _, q := range []struct {
 		expr string
 		into *float64
 	}{{samples, &a.Samples}, {increase, &a.Increase}} {
-		vec, _, err := p.memo.instantQuery(ctx, q.expr, p.iv.End, p.iv.Step)
+		vec, _, err := p.memo.instantQuery(ctx, q.expr, p.timeRange.End, p.timeRange.Step)
 		if err != nil {
 			return ""
 		}
@@ -84,14 +83,14 @@ func (p *plan) absence(ctx context.Context, n need) string {
 			*q.into = float64(vec[0].Value)
 		}
 	}
-	return vllm.AbsenceText(n.key, p.b.Prefix, n.without, p.window, a)
+	return vllm.AbsenceText(n.key, p.builder.Prefix, n.without, p.window, a)
 }
 
 // lookback is the query's range plus one rate window and one step: every
 // sample any step of the answer could have read.
 func (p *plan) lookback() string {
-	lookback := p.iv.End.Sub(p.iv.Start) + p.iv.RateInterval
-	return promDuration(lookback.Round(p.iv.Step) + p.iv.Step)
+	lookback := p.timeRange.End.Sub(p.timeRange.Start) + p.timeRange.RateInterval
+	return promDuration(lookback.Round(p.timeRange.Step) + p.timeRange.Step)
 }
 
 func anyTag(present map[string]bool, tags []string) bool {
@@ -106,8 +105,8 @@ func anyTag(present map[string]bool, tags []string) bool {
 // enginesInRange counts the selected engines that reported at any time in
 // the query's range (both generations expose the running gauge by one name).
 func (p *plan) enginesInRange(ctx context.Context) (int, error) {
-	expr := fmt.Sprintf("count(last_over_time(%s[%s]))", p.b.EngineSelector(p.q.Filters), p.lookback())
-	vec, _, err := p.memo.instantQuery(ctx, expr, p.iv.End, p.iv.Step)
+	expr := p.builder.EnginesInRange(p.query.Filters, p.lookback())
+	vec, _, err := p.memo.instantQuery(ctx, expr, p.timeRange.End, p.timeRange.Step)
 	if err != nil || len(vec) == 0 {
 		return 0, err
 	}
@@ -120,7 +119,7 @@ func (p *plan) selection() string {
 	for _, f := range []struct {
 		name string
 		vals []string
-	}{{"models", p.q.Models}, {"instances", p.q.Instances}, {"engines", p.q.Engines}} {
+	}{{"models", p.query.Models}, {"instances", p.query.Instances}, {"engines", p.query.Engines}} {
 		if len(f.vals) > 0 {
 			parts = append(parts, f.name+" "+strings.Join(f.vals, ", "))
 		}

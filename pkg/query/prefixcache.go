@@ -20,19 +20,15 @@ var prefixUnits = map[string]string{vllm.PrefixHitRateSignal: "percentunit", vll
 // concurrently. A family the fleet lacks is an info notice naming the
 // metric and the vLLM setting behind it, never an error.
 func (p *plan) prefixCache(ctx context.Context) (data.Frames, error) {
-	sigs := p.b.PrefixCacheSignals(p.q.Grouping, p.q.Filters, p.window)
+	sigs := p.builder.PrefixCacheSignals(p.query.Grouping, p.query.Filters, p.window)
 	m, warn, err := p.signals(ctx, sigs)
 	if err != nil {
 		return nil, err
 	}
-	exprs := make([]string, len(sigs))
-	for i, s := range sigs {
-		exprs[i] = s.Expr
-	}
-	notices := append(append([]data.Notice{}, p.notices...), warningNotices(warn)...)
+	notices := p.noticesFor(warningNotices(warn))
 	notices = append(notices, p.prefixNotices(ctx, m)...)
-	return frames.TimeSeries(m, frames.SeriesOptions{Unit: "short", Units: prefixUnits, Legend: p.q.Legend,
-		GroupLabels: p.b.GroupLabels(p.q.Grouping), Executed: frames.Executed(strings.Join(exprs, "\n"), p.iv.Step),
+	return frames.TimeSeries(m, frames.SeriesOptions{Unit: "short", Units: prefixUnits, Legend: p.query.Legend,
+		GroupLabels: p.builder.GroupLabels(p.query.Grouping), Executed: p.executed(exprsOf(sigs)...),
 		Notices: notices}), nil
 }
 
@@ -42,7 +38,7 @@ func (p *plan) prefixCache(ctx context.Context) (data.Frames, error) {
 // nothing up. It also says when V0's gauge stands in for the counters.
 func (p *plan) prefixNotices(ctx context.Context, m prom.Matrix) []data.Notice {
 	var out []data.Notice
-	det, prefix := p.b.Detected, p.b.Prefix
+	det, prefix := p.builder.Detected, p.builder.Prefix
 	if det.HasSignal(vllm.PrefixHitRate) {
 		out = append(out, infoNotice(vllm.PrefixV0Text(prefix)))
 	}

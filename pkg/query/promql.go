@@ -16,17 +16,17 @@ import (
 // variables resolved. Prometheus rejecting it is the user's error, so it
 // is reported as invalid input rather than as our bug.
 func (p *plan) promql(ctx context.Context) (data.Frames, error) {
-	expr := interval.Interpolate(p.q.Expr, p.iv)
+	expr := interval.Interpolate(p.query.Expr, p.timeRange)
 	if p.alert {
 		if name, ok := interval.HasUnresolvedVariable(expr); ok {
 			return nil, fmt.Errorf("%w: expr holds %s, which Grafana does not replace in alert rules", ErrUnresolvedVariable, name)
 		}
 	}
-	expr, err := p.b.ScopeExpr(expr, p.q.Labels)
+	expr, err := p.builder.ScopeExpr(expr, p.query.Labels)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", models.ErrInvalidQuery, err)
 	}
-	f, _, err := p.series(ctx, expr, frames.SeriesOptions{Unit: p.q.Unit})
+	f, _, err := p.series(ctx, expr, frames.SeriesOptions{Unit: p.query.Unit})
 	if prom.KindOf(err) == prom.KindBadQuery {
 		return nil, fmt.Errorf("%w: Prometheus rejected the expression: %v", models.ErrInvalidQuery, err.Error())
 	}

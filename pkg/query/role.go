@@ -18,13 +18,13 @@ const RoleLabel = "role"
 // error). Series are copied before they are labelled: the answer's
 // series may be shared with the cache. Other groupings pass through.
 func (p *plan) roleSeries(m prom.Matrix) (prom.Matrix, []data.Notice) {
-	if p.q.Grouping != models.GroupRole {
+	if p.query.Grouping != models.GroupRole {
 		return m, nil
 	}
 	out := make(prom.Matrix, len(m))
 	found := false
 	for i, s := range m {
-		role := p.b.RoleOf(s.Labels)
+		role := p.builder.RoleOf(s.Labels)
 		if role == "" {
 			out[i] = s
 			continue
@@ -46,7 +46,7 @@ func (p *plan) roleNotices(none bool) []data.Notice {
 	if !none {
 		return nil
 	}
-	return []data.Notice{{Severity: data.NoticeSeverityInfo, Text: p.b.NoRoleText()}}
+	return []data.Notice{{Severity: data.NoticeSeverityInfo, Text: p.builder.NoRoleText()}}
 }
 
 // roles reads each engine's role from the fleet's role expression.
@@ -57,7 +57,7 @@ func (p *plan) roles(v model.Vector) map[engineKey]string {
 		for k, x := range s.Metric {
 			ls[string(k)] = string(x)
 		}
-		if r := p.b.RoleOf(ls); r != "" {
+		if r := p.builder.RoleOf(ls); r != "" {
 			out[p.keyOf(s.Metric)] = r
 		}
 	}

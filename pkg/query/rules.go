@@ -7,6 +7,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
+	"github.com/inferops/vllm-datasource/pkg/interval"
 	"github.com/inferops/vllm-datasource/pkg/models"
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
@@ -105,16 +106,16 @@ func (d *RuleDiscovery) covered(ctx context.Context, p *plan, name string) bool 
 	d.mu.Lock()
 	since, ok := d.since[name]
 	d.mu.Unlock()
-	if ok && !p.iv.Start.Before(since) {
+	if ok && !p.timeRange.Start.Before(since) {
 		return true
 	}
-	v, _, err := p.memo.instantQuery(ctx, p.b.RuleCoverage(name, models.Filters{}), p.iv.Start, p.iv.Step)
+	v, _, err := p.memo.instantQuery(ctx, p.builder.RuleCoverage(name, models.Filters{}), p.timeRange.Start, p.timeRange.Step)
 	if err != nil || len(v) == 0 || v[0].Value <= 0 {
 		return false
 	}
 	d.mu.Lock()
-	if cur, ok := d.since[name]; !ok || p.iv.Start.Before(cur) {
-		d.since[name] = p.iv.Start
+	if cur, ok := d.since[name]; !ok || p.timeRange.Start.Before(cur) {
+		d.since[name] = p.timeRange.Start
 	}
 	d.mu.Unlock()
 	return true
@@ -123,7 +124,7 @@ func (d *RuleDiscovery) covered(ctx context.Context, p *plan, name string) bool 
 // rules is the data source's rule discovery, made on first use; nil when
 // the recordingRules setting is off.
 func (e *Executor) rules() *RuleDiscovery {
-	if !e.Settings.RecordingRules {
+	if !e.Settings.RecordingRules.On() {
 		return nil
 	}
 	e.rulesOnce.Do(func() {
@@ -135,116 +136,170 @@ func (e *Executor) rules() *RuleDiscovery {
 	return e.Rules
 }
 
-// onRules returns the rule set when this query may be planned on recorded
-// series: the setting is on, the rules are found, and the question
-// (step, window, grouping, matchers) is one they answer exactly.
-func (p *plan) onRules(ctx context.Context, window string) (*RuleDiscovery, vllm.RuleSet, bool) {
-	return p.onRulesWith(ctx, window, p.q.Filters)
+// ruleUse is a plan's answer on recorded series: the discovery, what it
+// found, and how the rules fit the question (the recorded window to read).
+type ruleUse struct {
+	d   *RuleDiscovery
+	rs  vllm.RuleSet
+	fit vllm.RuleFit
+	// window is the query's own rate window, for the notice.
+	window string
+}
+
+// onRules returns how this query may be planned on recorded series: the
+// setting is on, the rules are found, and the question (step, window,
+// grouping, matchers) is one they answer exactly, or closely under the
+// nearest policy.
+func (p *plan) onRules(ctx context.Context, window string) (ruleUse, bool) {
+	return p.onRulesWith(ctx, window, p.query.Filters)
 }
 
 // onRulesWith is onRules for a query that filters with f.
-func (p *plan) onRulesWith(ctx context.Context, window string, f models.Filters) (*RuleDiscovery, vllm.RuleSet, bool) {
-	d := p.e.rules()
+func (p *plan) onRulesWith(ctx context.Context, window string, f models.Filters) (ruleUse, bool) {
+	return p.onRulesFor(ctx, vllm.RuleQuestion{Step: p.timeRange.Step, Window: window, Grouping: p.query.Grouping, Filters: f})
+}
+
+// onRulesFor is onRules for the question q, asked under the data source's
+// policy and scrape interval; q.Step 0 is an instant question, which reads
+// one evaluation whatever the step.
+func (p *plan) onRulesFor(ctx context.Context, q vllm.RuleQuestion) (ruleUse, bool) {
+	d := p.exec.rules()
 	if d == nil || p.alert {
-		return nil, vllm.RuleSet{}, false
+		return ruleUse{}, false
 	}
 	rs := d.Get(ctx)
 	if !rs.Found() {
-		return nil, rs, false
+		return ruleUse{rs: rs}, false
 	}
-	why := p.b.RuleEligible(rs, vllm.RuleQuestion{Step: p.iv.Step, Window: window, Grouping: p.q.Grouping, Filters: f})
-	return d, rs, why == ""
+	if q.Step == 0 {
+		q.Step = rs.Interval
+	}
+	q.Policy, q.Scrape = p.exec.Settings.RecordingRules, scrapeOf(p.exec.Settings)
+	fit := p.builder.RuleFit(rs, q)
+	return ruleUse{d: d, rs: rs, fit: fit, window: q.Window}, fit.Why == ""
+}
+
+// scrapeOf is the settings' scrape interval, the default when unset (as
+// pkg/interval assumes).
+func scrapeOf(s models.Settings) time.Duration {
+	if s.ScrapeInterval <= 0 {
+		return interval.DefaultScrape
+	}
+	return s.ScrapeInterval
 }
 
 // usable reports whether every recorded name of the plan is present and
 // existed at the range's start.
-func (p *plan) usable(ctx context.Context, d *RuleDiscovery, rs vllm.RuleSet, rp vllm.RulePlan) bool {
+func (p *plan) usable(ctx context.Context, u ruleUse, rp vllm.RulePlan) bool {
 	for _, n := range rp.Names {
-		if !rs.Present[n] {
+		if !u.rs.Present[n] {
 			return false
 		}
 	}
-	return len(rp.Names) > 0 && d.covered(ctx, p, rp.Names[0])
+	return len(rp.Names) > 0 && u.d.covered(ctx, p, rp.Names[0])
+}
+
+// notice is the notice on an answer read from the rules: which, how often
+// evaluated, and, for a close answer, the window used and how stale.
+func (u ruleUse) notice() data.Notice {
+	return data.Notice{Severity: data.NoticeSeverityInfo, Text: vllm.RulesFitNotice(u.rs.Prefix, u.rs.Interval, u.fit, u.window)}
 }
 
 // waitTimeExpr is the waitTime expression: on recorded bucket rates when
-// they answer exactly, with the notice that says so; raw otherwise.
+// they answer the question (exactly, or closely under the nearest policy),
+// with the notice that says so; raw otherwise.
 func (p *plan) waitTimeExpr(ctx context.Context) (string, []data.Notice) {
-	raw := p.b.WaitTime(p.q.Family, p.q.Quantiles, p.q.Live, p.q.Grouping, p.q.Filters, p.window)
-	d, rs, ok := p.onRules(ctx, p.window)
+	raw := p.builder.WaitTime(p.query.Family, p.query.Quantiles, p.query.Live, p.query.Grouping, p.query.Filters, p.window)
+	u, ok := p.onRules(ctx, p.window)
 	if !ok {
 		return raw, nil
 	}
-	rp, ok := p.b.WaitTimeFromRules(rs.Prefix, p.q.Family, p.q.Quantiles, p.q.Live, p.q.Grouping, p.q.Filters, p.window)
-	if !ok || !p.usable(ctx, d, rs, rp) {
+	rp, ok := p.builder.WaitTimeFromRules(u.rs.Prefix, p.query.Family, p.query.Quantiles, p.query.Live, p.query.Grouping, p.query.Filters, u.fit.Window)
+	if !ok || !p.usable(ctx, u, rp) {
 		return raw, nil
 	}
-	return rp.Expr, []data.Notice{rulesNotice(rs)}
+	return rp.Expr, []data.Notice{u.notice()}
 }
 
 // queueSignals are the queue's expressions with running and waiting read
-// from the recorded sums when they answer exactly.
+// from the recorded sums when they answer the question.
 func (p *plan) queueSignals(ctx context.Context) ([]vllm.SignalExpr, []data.Notice) {
-	sigs := p.b.QueueSignals(p.q.Grouping, p.q.Filters)
-	d, rs, ok := p.onRules(ctx, "")
+	sigs := p.builder.QueueSignals(p.query.Grouping, p.query.Filters)
+	u, ok := p.onRules(ctx, "")
 	if !ok {
 		return sigs, nil
 	}
 	used := false
 	for i, s := range sigs {
-		rp, ok := p.b.QueueSignalFromRules(rs.Prefix, s.Name, p.q.Grouping, p.q.Filters)
-		if ok && p.usable(ctx, d, rs, rp) {
+		rp, ok := p.builder.QueueSignalFromRules(u.rs.Prefix, s.Name, p.query.Grouping, p.query.Filters)
+		if ok && p.usable(ctx, u, rp) {
 			sigs[i].Expr, used = rp.Expr, true
 		}
 	}
 	if !used {
 		return sigs, nil
 	}
-	return sigs, []data.Notice{rulesNotice(rs)}
+	return sigs, []data.Notice{u.notice()}
 }
 
 // topkRanking is topK's ranking expression, on recorded series when they
-// answer exactly (the ranked signal is one the rules record, and the
+// answer the question (the ranked signal is one the rules record, and the
 // series query's filter by the ranked servers' identity labels is one they
 // keep); rng and step are its subquery's.
 func (p *plan) topkRanking(ctx context.Context, raw, rng, step string) (string, []data.Notice) {
-	rs, ok := p.topkOnRules(ctx)
+	u, ok := p.topkOnRules(ctx)
 	if !ok {
 		return raw, nil
 	}
-	w, _ := vllm.RankWindow(p.q.RankBy, p.window)
-	rp, _ := p.b.TopKRankingFromRules(rs.Prefix, p.q.RankBy, p.q.Aggregation, p.q.K, p.q.Grouping, p.q.Filters, w, rng, step)
-	return rp.Expr, []data.Notice{rulesNotice(rs)}
+	rp, _ := p.builder.TopKRankingFromRules(u.rs.Prefix, p.query.RankBy, p.query.Aggregation, p.query.K, p.query.Grouping, p.query.Filters, u.fit.Window, rng, step)
+	return rp.Expr, []data.Notice{u.notice()}
 }
 
 // topkSeries is topK's series expression for the ranked instances, on
 // recorded series when the ranking was.
 func (p *plan) topkSeries(ctx context.Context, raw string, instances []string) string {
-	rs, ok := p.topkOnRules(ctx)
+	u, ok := p.topkOnRules(ctx)
 	if !ok {
 		return raw
 	}
-	w, _ := vllm.RankWindow(p.q.RankBy, p.window)
-	rp, _ := p.b.TopKSeriesFromRules(rs.Prefix, p.q.RankBy, p.q.Grouping, p.q.Filters, w, instances)
+	rp, _ := p.builder.TopKSeriesFromRules(u.rs.Prefix, p.query.RankBy, p.query.Grouping, p.query.Filters, u.fit.Window, instances)
 	return rp.Expr
 }
 
 // topkOnRules reports whether topK's ranked signal is read from rules.
-func (p *plan) topkOnRules(ctx context.Context) (vllm.RuleSet, bool) {
-	w, ok := vllm.RankWindow(p.q.RankBy, p.window)
+func (p *plan) topkOnRules(ctx context.Context) (ruleUse, bool) {
+	w, ok := vllm.RankWindow(p.query.RankBy, p.window)
 	if !ok {
-		return vllm.RuleSet{}, false
+		return ruleUse{}, false
 	}
-	f := p.q.Filters
+	f := p.query.Filters
 	f.Instances = []string{"ranked"} // the series query filters by the ranked servers
-	d, rs, ok := p.onRulesWith(ctx, w, f)
+	u, ok := p.onRulesWith(ctx, w, f)
 	if !ok {
-		return rs, false
+		return u, false
 	}
-	rp, ok := p.b.TopKRankingFromRules(rs.Prefix, p.q.RankBy, "last", 1, p.q.Grouping, p.q.Filters, w, "", "")
-	return rs, ok && p.usable(ctx, d, rs, rp)
+	rp, ok := p.builder.TopKRankingFromRules(u.rs.Prefix, p.query.RankBy, "last", 1, p.query.Grouping, p.query.Filters, u.fit.Window, "", "")
+	return u, ok && p.usable(ctx, u, rp)
 }
 
-func rulesNotice(rs vllm.RuleSet) data.Notice {
-	return data.Notice{Severity: data.NoticeSeverityInfo, Text: vllm.RulesNotice(rs.Prefix, rs.Interval)}
+// fleetOnRules replaces the fleet table's per-engine signals that the rules
+// record (load gauges, rates, queue and TTFT p99) with their recorded
+// series when those answer the table's instant question, with the notice
+// that says so; the other signals, and every signal otherwise, stay raw.
+func (p *plan) fleetOnRules(ctx context.Context, sigs []vllm.SignalExpr) ([]vllm.SignalExpr, []data.Notice) {
+	u, ok := p.onRulesFor(ctx, vllm.RuleQuestion{Window: p.window, Grouping: models.GroupInstanceEngine, Filters: p.query.Filters})
+	if !ok {
+		return sigs, nil
+	}
+	plans := p.builder.FleetFromRules(u.rs.Prefix, p.query.Filters, u.fit.Window)
+	out, used := append([]vllm.SignalExpr(nil), sigs...), false
+	for i, s := range out {
+		if rp, ok := plans[s.Name]; ok && p.usable(ctx, u, rp) {
+			out[i].Expr, used = rp.Expr, true
+		}
+	}
+	if !used {
+		return sigs, nil
+	}
+	return out, []data.Notice{u.notice()}
 }

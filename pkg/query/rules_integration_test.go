@@ -119,8 +119,127 @@ func TestRulesExactness(t *testing.T) {
 					checkRuleCase(t, srv.URL, c, bfStart.Add(20*time.Second), bfEnd.Add(-ruleTestEvery))
 				})
 			}
+			t.Run("fleet table", func(t *testing.T) {
+				checkFleet(t, srv.URL, bfStart.Add(20*time.Second), bfEnd.Add(-ruleTestEvery))
+			})
+			if k == promtest.Prometheus3 {
+				t.Run("nearest", func(t *testing.T) {
+					checkNearest(t, srv.URL, bfStart.Add(20*time.Second), bfEnd.Add(-ruleTestEvery))
+				})
+			}
 		})
 	}
+}
+
+// checkFleet asks the fleet table with rules on and off (by pod, which
+// both label shapes' recorded series keep): on rules, the load gauges,
+// rates and p99s are read from the recorded series, and each equals its
+// raw twin evaluated at the rules' latest evaluation at or before the
+// table's instant.
+func checkFleet(t *testing.T, url string, from, to time.Time) {
+	on := settingsExecutor(t, url, `{"scrapeInterval":"15s","instanceLabel":"pod"}`)
+	off := settingsExecutor(t, url, `{"scrapeInterval":"15s","instanceLabel":"pod","recordingRules":false}`)
+	q := dq("A", `{"queryType":"fleet"}`, from, to)
+	q.Interval = 15 * time.Second // step 15s, $__rate_interval 1m
+	rOn, rOff := run(t, on, q).Responses["A"], run(t, off, q).Responses["A"]
+	require.NoError(t, rOn.Error)
+	require.NoError(t, rOff.Error)
+	require.NotContains(t, executed(rOff.Frames), "engine:")
+	require.Contains(t, executed(rOn.Frames), "engine:vllm_num_requests_running:sum")
+	require.Contains(t, noticeTexts(rOn.Frames), "Answered from recording rules (engine:…, every 5s)")
+	require.Equal(t, rOff.Frames[0].Rows(), rOn.Frames[0].Rows(), "the same engines")
+	c, err := prom.New(prom.Options{URL: url})
+	require.NoError(t, err)
+	at := to.Truncate(15 * time.Second) // the table's instant: the range end, aligned to the step
+	raw, rules := expressions(rOff.Frames), expressions(rOn.Frames)
+	require.Equal(t, len(raw), len(rules))
+	compared := 0
+	for i := range rules {
+		if rules[i] == raw[i] {
+			continue
+		}
+		lag := ruleLag(t, c, rules[i], at)
+		got, _, err := c.Query(context.Background(), rules[i], at)
+		require.NoError(t, err)
+		want, _, err := c.Query(context.Background(), raw[i], at.Add(-lag))
+		require.NoError(t, err)
+		compared += requireSameVector(t, want, got, rules[i])
+	}
+	require.Positive(t, compared, "some values compared")
+}
+
+// requireSameVector: the same series with values within a relative 1e-9
+// (NaN where the other is NaN).
+func requireSameVector(t *testing.T, want, got model.Vector, expr string) int {
+	t.Helper()
+	w, g := map[string]float64{}, map[string]float64{}
+	for _, s := range want {
+		w[s.Metric.String()] = float64(s.Value)
+	}
+	for _, s := range got {
+		g[s.Metric.String()] = float64(s.Value)
+	}
+	require.Equal(t, sortedKeys(w), sortedKeys(g), "%s: same series", expr)
+	for k, wv := range w {
+		if math.IsNaN(wv) {
+			require.True(t, math.IsNaN(g[k]), "%s %s: NaN", expr, k)
+			continue
+		}
+		require.InDelta(t, wv, g[k], 1e-9*math.Max(1, math.Abs(wv)), "%s %s", expr, k)
+	}
+	return len(w)
+}
+
+// nearestTolerance is how far, relatively, the nearest policy's answer may
+// be from the raw one at any step in checkNearest: the recorded 1m window
+// holds at least 43s of the raw 48s window's samples (the rules' latest
+// evaluation is at most 5s old), and the fleet-wide median and mean of
+// hundreds of requests a minute move little in the rest. (A first run
+// with an 80s raw window: 14 values, worst 0.13; with this 48s one: 14
+// values, worst 0.165.)
+const nearestTolerance = 0.25
+
+// checkNearest is the nearest policy on Prometheus 3: a step (17s) that is
+// not a multiple of the 5s interval and a rate window (48s with a 12s
+// scrape) no rule records. Exact plans it raw; nearest reads the 1m rules,
+// says so with the window and the staleness bound, and answers within
+// nearestTolerance of the raw answer at the same steps.
+func checkNearest(t *testing.T, url string, from, to time.Time) {
+	set := `{"scrapeInterval":"12s","recordingRules":"%s"}`
+	q := dq("A", `{"queryType":"waitTime","family":"e2e","quantiles":[0.5],"grouping":"none"}`, from, to)
+	// Grafana's interval 17s: the step; $__rate_interval is then
+	// max(17s + 12s, 4 × 12s) = 48s, and 1m spans five 12s scrapes.
+	q.Interval = 17 * time.Second
+	resp := map[string]backend.DataResponse{}
+	for _, p := range []string{"off", "exact", "nearest"} {
+		resp[p] = run(t, settingsExecutor(t, url, fmt.Sprintf(set, p)), q).Responses["A"]
+		require.NoError(t, resp[p].Error, p)
+		require.NotEmpty(t, resp[p].Frames, p)
+	}
+	require.NotContains(t, executed(resp["exact"].Frames), "engine:", "exact leaves a 17s step and a 48s window raw")
+	require.Contains(t, executed(resp["nearest"].Frames), "engine:vllm_e2e_request_latency_seconds_bucket:rate1m")
+	require.Contains(t, noticeTexts(resp["nearest"].Frames), "close rather than exact (recordingRules nearest): rate window 1m for the query's 48s "+
+		"(the nearest recorded, within 2.5×); each step shows the rules' latest evaluation, at most 5s before it.")
+	requireSameShape(t, resp["off"].Frames, resp["nearest"].Frames)
+	raw, near := frameIndex(resp["off"].Frames), frameIndex(resp["nearest"].Frames)
+	compared, worst := 0, 0.0
+	for k, rf := range raw {
+		for i := range rf.Rows() {
+			w, errW := rf.Fields[1].FloatAt(i)
+			g, errG := near[k].Fields[1].FloatAt(i)
+			require.NoError(t, errW)
+			require.NoError(t, errG)
+			if math.IsNaN(w) || math.IsNaN(g) || w == 0 {
+				continue
+			}
+			rel := math.Abs(g-w) / math.Abs(w)
+			worst = max(worst, rel)
+			require.LessOrEqual(t, rel, nearestTolerance, "%s at %v: nearest %g, raw %g", k, rf.Fields[0].At(i), g, w)
+			compared++
+		}
+	}
+	t.Logf("nearest vs raw: %d values, worst relative difference %.3f (tolerance %.2f)", compared, worst, nearestTolerance)
+	require.Positive(t, compared, "some values compared")
 }
 
 // checkRuleCase asks c with rules on and off and compares the answers.

@@ -87,6 +87,22 @@ func TestRulePlanning(t *testing.T) {
 			"avg by (instance) (", "engine:", false},
 		{"queue running and waiting", `{}`, `{"queryType":"queue","grouping":"instance"}`, 30 * time.Second, 2 * time.Hour,
 			"sum by (instance) (engine:vllm_num_requests_waiting:sum)", "(vllm:num_requests_running)", true},
+		// The nearest policy: a 1m step rates over 75s, which exact leaves raw.
+		{"exact: a 75s window stays raw", `{"recordingRules":"exact"}`, wait, time.Minute, 2 * time.Hour,
+			"rate(vllm:time_to_first_token_seconds_bucket[75s])", "engine:", false},
+		{"nearest: a 75s window reads the 1m rules", `{"recordingRules":"nearest"}`, wait, time.Minute, 2 * time.Hour,
+			"engine:vllm_time_to_first_token_seconds_bucket:rate1m", "rate(vllm:", true},
+		{"nearest: a 45s step", `{"recordingRules":"nearest"}`, wait, 45 * time.Second, 2 * time.Hour,
+			"engine:vllm_time_to_first_token_seconds_bucket:rate1m", "rate(vllm:", true},
+		{"nearest: a 15s step stays raw", `{"recordingRules":"nearest"}`, wait, 15 * time.Second, 2 * time.Hour,
+			"rate(vllm:time_to_first_token_seconds_bucket[60s])", "engine:", false},
+		{"nearest: queue at a 45s step", `{"recordingRules":"nearest"}`, `{"queryType":"queue","grouping":"instance"}`, 45 * time.Second, 2 * time.Hour,
+			"sum by (instance) (engine:vllm_num_requests_waiting:sum)", "(vllm:num_requests_running)", true},
+		{"nearest: topK by p99 at a 2m step reads 5m", `{"recordingRules":"nearest"}`, `{"queryType":"topk","rankBy":"wait_p99","grouping":"instance"}`,
+			2 * time.Minute, 2 * time.Hour, "engine:vllm_request_queue_time_seconds_bucket:rate5m", "rate(vllm:request_queue_time_seconds_bucket", true},
+		{"nearest still needs the rules at the range's start", `{"recordingRules":"nearest"}`, wait, time.Minute, 30 * time.Minute,
+			"rate(vllm:", "engine:", false},
+		{"off by name", `{"recordingRules":"off"}`, wait, 30 * time.Second, 2 * time.Hour, "rate(vllm:", "engine:", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -103,6 +119,8 @@ func TestRulePlanning(t *testing.T) {
 			require.NotContains(t, fp.exprs(), tt.notWant)
 			if tt.notice {
 				require.Contains(t, noticeTexts(r.Frames), "Answered from recording rules (engine:…, every 30s)")
+				close := strings.Contains(tt.settings, "nearest") && tt.step != 30*time.Second
+				require.Equal(t, close, strings.Contains(noticeTexts(r.Frames), "close rather than exact"))
 			} else {
 				require.NotContains(t, noticeTexts(r.Frames), "recording rules")
 			}
@@ -126,4 +144,54 @@ func TestRuleDiscoveryIsCached(t *testing.T) {
 	d.Invalidate()
 	d.Get(context.Background())
 	require.Equal(t, 2, fp.names)
+}
+
+// TestFleetOnRules: the fleet table reads the load gauges, rates and p99s
+// from the rules when they answer its instant exactly (or closely, under
+// nearest), and stays raw otherwise.
+func TestFleetOnRules(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	tests := []struct {
+		name, settings string
+		interval       time.Duration
+		rulesSince     time.Duration
+		want, notWant  []string
+	}{
+		{"exact, 1m window", `{}`, 30 * time.Second, 2 * time.Hour,
+			[]string{"sum by (instance, engine, model_name) (engine:vllm_num_requests_running:sum)",
+				"histogram_quantile(0.99, sum by (le, instance, engine, model_name) (engine:vllm_time_to_first_token_seconds_bucket:rate1m))",
+				"60 * sum by (instance, engine, model_name) (engine:vllm_num_preemptions:rate1m)",
+				"last_over_time("}, // seen stays raw
+			[]string{"sum by (instance, engine, model_name) (vllm:num_requests_running)", "rate(vllm:request_queue_time_seconds_bucket"}},
+		{"exact, 75s window stays raw", `{}`, time.Minute, 2 * time.Hour,
+			[]string{"rate(vllm:request_queue_time_seconds_bucket[75s])"}, []string{"engine:"}},
+		{"nearest, 75s window reads 1m", `{"recordingRules":"nearest"}`, time.Minute, 2 * time.Hour,
+			[]string{"engine:vllm_request_success:rate1m"}, []string{"rate(vllm:request_queue_time_seconds_bucket"}},
+		{"off", `{"recordingRules":"off"}`, 30 * time.Second, 2 * time.Hour, []string{"rate(vllm:"}, []string{"engine:"}},
+		{"rules younger than the range", `{}`, 30 * time.Second, 30 * time.Minute, []string{"rate(vllm:"}, []string{"engine:"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fp := &ruleProm{since: now.Add(-tt.rulesSince)}
+			s, err := models.LoadSettings(context.Background(), backend.DataSourceInstanceSettings{URL: "http://prom:9090", JSONData: []byte(tt.settings)})
+			require.NoError(t, err)
+			e := &query.Executor{Prom: fp, Settings: s, Detector: query.NewDetector(fp, s.MetricPrefix, func() time.Time { return now }),
+				Now: func() time.Time { return now }}
+			q := dq("A", `{"queryType":"fleet"}`, now.Add(-time.Hour), now)
+			q.Interval = tt.interval
+			r := run(t, e, q).Responses["A"]
+			require.NoError(t, r.Error)
+			require.NotEmpty(t, r.Frames)
+			require.NotNil(t, r.Frames[0].Meta)
+			exprs := r.Frames[0].Meta.ExecutedQueryString
+			for _, w := range tt.want {
+				require.Contains(t, exprs, w)
+			}
+			for _, w := range tt.notWant {
+				require.NotContains(t, exprs, w)
+			}
+			onRules := strings.Contains(exprs, "engine:")
+			require.Equal(t, onRules, strings.Contains(noticeTexts(r.Frames), "Answered from recording rules (engine:…, every 30s)"))
+		})
+	}
 }

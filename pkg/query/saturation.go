@@ -19,6 +19,11 @@ import (
 type satGroup struct {
 	labels map[string]string
 	steps  []vllm.SatStep
+	// queueChange is the change of waiting plus running per second at
+	// each step (the vllm.SatQueued signal). It is kept apart from the
+	// steps' Arrivals, which are completions plus it and can be summed
+	// only once every signal is read (arrivals).
+	queueChange []float64
 }
 
 // saturation answers the verdict per instance: seven plain range
@@ -26,8 +31,8 @@ type satGroup struct {
 // only), and the stall expression run concurrently, aligned on the
 // steps here, classified by vllm.Classify with the data source's thresholds.
 func (p *plan) saturation(ctx context.Context) (data.Frames, error) {
-	sigs := append(p.b.SaturationSignals(p.q.Grouping, p.q.Filters, p.iv.RateInterval),
-		p.b.SaturationStallSignal(p.q.Grouping, p.q.Filters, p.stallWindow()))
+	sigs := append(p.builder.SaturationSignals(p.query.Grouping, p.query.Filters, p.timeRange.RateInterval),
+		p.builder.SaturationStallSignal(p.query.Grouping, p.query.Filters, p.stallWindow()))
 	m, warn, err := p.signals(ctx, sigs)
 	if err != nil {
 		return nil, err
@@ -35,55 +40,55 @@ func (p *plan) saturation(ctx context.Context) (data.Frames, error) {
 	m, roleNotes := p.roleSeries(m)
 	times := p.stepTimes()
 	groups := p.satGroups(m, times)
-	exprs := make([]string, len(sigs))
-	for i, s := range sigs {
-		exprs[i] = s.Expr
-	}
-	executed := frames.Executed(strings.Join(exprs, "\n"), p.iv.Step)
-	notices := append(append(append([]data.Notice{}, p.notices...), warningNotices(warn)...), roleNotes...)
-	notices = append(notices, p.signalNotices(ctx, tagsOf(m), []need{
+	executed := p.executed(exprsOf(sigs)...)
+	notices := p.noticesFor(warningNotices(warn), roleNotes, p.signalNotices(ctx, tagsOf(m), []need{
 		{key: vllm.Running, tags: []string{vllm.SatRunning}, without: "no verdict can be given"},
 		{key: vllm.KVUsage, tags: []string{vllm.SatKVUsage}, without: "KV-bound cannot be told apart"},
 		{key: vllm.Preemptions, tags: []string{vllm.SatPreemptions}, without: "KV-bound cannot be told apart"},
-	}, vllm.KVUsage)...)
-	th := p.e.Settings.Saturation
+	}, vllm.KVUsage))
+	rows, series, timelines := p.verdicts(groups, times)
+	tableOpts := frames.SaturationOptions{WithEngine: p.query.Grouping == models.GroupInstanceEngine, ByRole: p.query.Grouping == models.GroupRole}
+	if p.query.Format == "table" {
+		tableOpts.Executed, tableOpts.Notices = executed, notices
+		return data.Frames{frames.SaturationTable(rows, tableOpts)}, nil
+	}
+	out := frames.TimeSeries(series, frames.SeriesOptions{Legend: p.query.Legend, GroupLabels: p.builder.GroupLabels(p.query.Grouping),
+		Units: map[string]string{"utilisation": "percentunit", "arrivals": "reqps", "completions": "reqps"}, Executed: executed, Notices: notices})
+	out = append(out, timelines...)
+	if p.query.Format == "series" {
+		return out, nil
+	}
+	// Both: the series' first frame carries the executed query and the
+	// notices, so the table after them carries neither.
+	return append(out, frames.SaturationTable(rows, tableOpts)), nil
+}
+
+// verdicts classifies each group with the data source's thresholds: its
+// table row, its utilisation, arrivals and completions series, and its
+// verdict timeline.
+func (p *plan) verdicts(groups []*satGroup, times []time.Time) ([]frames.SaturationRow, prom.Matrix, data.Frames) {
+	th := p.exec.Settings.Saturation
 	if th == (models.SaturationSettings{}) {
 		th = models.DefaultSaturation() // settings built in code, not loaded
 	}
 	var rows []frames.SaturationRow
 	var series prom.Matrix
 	var timelines data.Frames
-	var roles []string
 	for _, g := range groups {
-		roles = append(roles, p.b.RoleOf(g.labels))
 		v := vllm.Classify(g.steps, th)
-		rows = append(rows, frames.SaturationRow{Instance: p.b.InstanceOf(g.labels), Engine: g.labels["engine"],
+		rows = append(rows, frames.SaturationRow{Instance: p.builder.InstanceOf(g.labels), Engine: g.labels["engine"], Role: p.builder.RoleOf(g.labels),
 			Verdict: v.Verdict, Reason: v.Reason, Ceiling: v.Ceiling, MeanRunning: v.MeanRunning, MeanWaiting: v.MeanWaiting,
 			PeakKV: v.PeakKV, MeanPreemptions: v.MeanPreemptions, MeanArrivals: v.MeanArrivals, MeanCompletions: v.MeanCompletions})
 		series = append(series, g.series(times, v)...)
 		timelines = append(timelines, frames.VerdictTimeline(g.labels, strings.TrimSpace(p.groupName(g.labels)+" verdict"), times, v.Steps))
 	}
-	table := frames.SaturationTable(rows, p.q.Grouping == models.GroupInstanceEngine, executed, notices)
-	if p.q.Grouping == models.GroupRole {
-		frames.SaturationByRole(table, roles)
-	}
-	if p.q.Format == "table" {
-		return data.Frames{table}, nil
-	}
-	out := frames.TimeSeries(series, frames.SeriesOptions{Legend: p.q.Legend, GroupLabels: p.b.GroupLabels(p.q.Grouping),
-		Units: map[string]string{"utilisation": "percentunit", "arrivals": "reqps", "completions": "reqps"}, Executed: executed, Notices: notices})
-	out = append(out, timelines...)
-	if p.q.Format == "series" {
-		return out, nil
-	}
-	table.Meta.Notices, table.Meta.ExecutedQueryString = nil, ""
-	return append(out, table), nil
+	return rows, series, timelines
 }
 
 // stepTimes are the range's evaluation times, as Prometheus steps them.
 func (p *plan) stepTimes() []time.Time {
 	var out []time.Time
-	for t := p.iv.Start; !t.After(p.iv.End); t = t.Add(p.iv.Step) {
+	for t := p.timeRange.Start; !t.After(p.timeRange.End); t = t.Add(p.timeRange.Step) {
 		out = append(out, t)
 	}
 	return out
@@ -91,7 +96,7 @@ func (p *plan) stepTimes() []time.Time {
 
 func (p *plan) groupName(l map[string]string) string {
 	parts := []string{}
-	for _, k := range p.b.GroupLabels(p.q.Grouping) {
+	for _, k := range p.builder.GroupLabels(p.query.Grouping) {
 		if l[k] != "" {
 			parts = append(parts, l[k])
 		}
@@ -106,18 +111,18 @@ func (p *plan) satGroups(m prom.Matrix, times []time.Time) []*satGroup {
 	for i, t := range times {
 		index[t.UnixMilli()] = i
 	}
-	gl := p.b.GroupLabels(p.q.Grouping)
+	gl := p.builder.GroupLabels(p.query.Grouping)
 	byKey := map[string]*satGroup{}
 	for _, s := range m {
 		key, labels := groupKey(s.Labels, gl)
 		g := byKey[key]
 		if g == nil {
-			g = &satGroup{labels: labels, steps: nanSteps(len(times))}
+			g = &satGroup{labels: labels, steps: nanSteps(len(times)), queueChange: nans(len(times))}
 			byKey[key] = g
 		}
 		for j, t := range s.Times {
 			if i, ok := index[t.UnixMilli()]; ok {
-				setStep(&g.steps[i], s.Labels[vllm.SignalLabel], s.Values[j])
+				g.set(i, s.Labels[vllm.SignalTagLabel], s.Values[j])
 			}
 		}
 	}
@@ -129,10 +134,7 @@ func (p *plan) satGroups(m prom.Matrix, times []time.Time) []*satGroup {
 	out := make([]*satGroup, 0, len(keys))
 	for _, k := range keys {
 		g := byKey[k]
-		for i := range g.steps {
-			s := &g.steps[i]
-			s.Arrivals = s.Completions + s.Arrivals // Arrivals held the change of waiting + running
-		}
+		g.arrivals()
 		out = append(out, g)
 	}
 	return out
@@ -147,6 +149,16 @@ func groupKey(l map[string]string, gl []string) (string, map[string]string) {
 	return strings.Join(parts, "\x00"), labels
 }
 
+// nans is n NaNs: no value at any step.
+func nans(n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = math.NaN()
+	}
+	return out
+}
+
+// nanSteps is n steps without any value.
 func nanSteps(n int) []vllm.SatStep {
 	nan := math.NaN()
 	out := make([]vllm.SatStep, n)
@@ -157,7 +169,9 @@ func nanSteps(n int) []vllm.SatStep {
 	return out
 }
 
-func setStep(s *vllm.SatStep, signal string, v float64) {
+// set records one signal's value at step i.
+func (g *satGroup) set(i int, signal string, v float64) {
+	s := &g.steps[i]
 	switch signal {
 	case vllm.SatWaiting:
 		s.Waiting = v
@@ -172,13 +186,22 @@ func setStep(s *vllm.SatStep, signal string, v float64) {
 	case vllm.SatCompletions:
 		s.Completions = v
 	case vllm.SatQueued:
-		s.Arrivals = v
+		g.queueChange[i] = v
 	case vllm.SatStalled:
 		s.Stalled = !math.IsNaN(v)
 	case vllm.SatPrefixHitRate:
 		s.PrefixHitRate = v
 	case vllm.SatPrefixHitRateBefore:
 		s.PrefixHitRateBefore = v
+	}
+}
+
+// arrivals sets each step's arrivals: every request that arrived is
+// finished, running or waiting, so arrivals are completions plus the
+// change of waiting and running (vllm.SaturationSignals).
+func (g *satGroup) arrivals() {
+	for i := range g.steps {
+		g.steps[i].Arrivals = g.steps[i].Completions + g.queueChange[i]
 	}
 }
 
@@ -189,7 +212,7 @@ func (g *satGroup) series(times []time.Time, v vllm.SatVerdict) prom.Matrix {
 		for k, x := range g.labels {
 			l[k] = x
 		}
-		l[vllm.SignalLabel] = signal
+		l[vllm.SignalTagLabel] = signal
 		s := &prom.Series{Labels: l, Times: times, Values: make([]float64, len(times))}
 		for i := range times {
 			s.Values[i] = get(i)

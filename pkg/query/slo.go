@@ -21,22 +21,22 @@ var sloUnits = map[string]string{"attainment": string(vllm.UnitPercent), "error_
 // slo answers a latency objective per grouping: attainment and budget
 // over the objective's window, and the workbook's burn-rate pairs.
 func (p *plan) slo(ctx context.Context) (data.Frames, error) {
-	if p.q.SLO.Objective == models.SLOAvailability {
+	if p.query.SLO.Objective == models.SLOAvailability {
 		return p.availability(ctx)
 	}
-	key := vllm.SLOFamilies[p.q.SLO.Family]
+	key := vllm.SLOFamilies[p.query.SLO.Family]
 	bs := p.bounds(ctx, key)
-	bound, snapped := bs.Snap(p.q.SLO.Threshold)
-	o := vllm.Objective{Key: key, Bound: bound, Target: p.q.SLO.Target, Window: p.q.SLO.Window, Le: bs.Le(bound)}
-	sigs := pick(p.b.SLOSignals(o, p.q.Grouping, p.q.Filters), p.q.SLO.Signals)
+	bound, snapped := bs.Snap(p.query.SLO.Threshold)
+	o := vllm.Objective{Key: key, Bound: bound, Target: p.query.SLO.Target, Window: p.query.SLO.Window, Le: bs.Le(bound)}
+	sigs := pick(p.builder.SLOSignals(o, p.query.Grouping, p.query.Filters), p.query.SLO.Signals)
 	m, warn, err := p.signals(ctx, sigs)
 	if err != nil {
 		return nil, err
 	}
-	notices := append(append([]data.Notice{}, p.notices...), warningNotices(warn)...)
+	notices := p.noticesFor(warningNotices(warn))
 	notices = append(notices, data.Notice{Severity: data.NoticeSeverityInfo, Text: vllm.AttainmentText(key)})
 	if snapped {
-		notices = append(notices, snapNotice(p.q.SLO.Family, key, p.q.SLO.Threshold, bound, p.b.Prefix, bs))
+		notices = append(notices, snapNotice(p.query.SLO.Family, key, p.query.SLO.Threshold, bound, p.builder.Prefix, bs))
 	}
 	if !bs.Default {
 		notices = append(notices, p.coverageNotices(ctx, key, o)...)
@@ -50,13 +50,13 @@ func (p *plan) slo(ctx context.Context) (data.Frames, error) {
 // of finished requests that did not end in error, its budget and burn
 // rates, with the same windows and outputs as a latency objective.
 func (p *plan) availability(ctx context.Context) (data.Frames, error) {
-	o := vllm.Availability(p.q.SLO.Target, p.q.SLO.Window)
-	sigs := pick(p.b.SLOSignals(o, p.q.Grouping, p.q.Filters), p.q.SLO.Signals)
+	o := vllm.Availability(p.query.SLO.Target, p.query.SLO.Window)
+	sigs := pick(p.builder.SLOSignals(o, p.query.Grouping, p.query.Filters), p.query.SLO.Signals)
 	m, warn, err := p.signals(ctx, sigs)
 	if err != nil {
 		return nil, err
 	}
-	notices := append(append([]data.Notice{}, p.notices...), warningNotices(warn)...)
+	notices := p.noticesFor(warningNotices(warn))
 	notices = append(notices, data.Notice{Severity: data.NoticeSeverityInfo, Text: vllm.AvailabilityText()})
 	notices = append(notices, p.signalNotices(ctx, tagsOf(m), []need{{key: vllm.RequestSuccess, tags: models.SLOSignals,
 		without: "no attainment or burn rate can be computed (engines without finished_reason=\"error\", V0 and V1 before about 0.13, cannot report errors)"}})...)
@@ -66,12 +66,8 @@ func (p *plan) availability(ctx context.Context) (data.Frames, error) {
 // sloFrames frames an objective's series, every expression in the
 // executed query.
 func (p *plan) sloFrames(m prom.Matrix, sigs []vllm.SignalExpr, notices []data.Notice) data.Frames {
-	exprs := make([]string, len(sigs))
-	for i, s := range sigs {
-		exprs[i] = s.Expr
-	}
-	return frames.TimeSeries(m, frames.SeriesOptions{Units: sloUnits, Unit: string(vllm.UnitNone), Legend: p.q.Legend,
-		GroupLabels: p.b.GroupLabels(p.q.Grouping), Executed: frames.Executed(strings.Join(exprs, "\n"), p.iv.Step),
+	return frames.TimeSeries(m, frames.SeriesOptions{Units: sloUnits, Unit: string(vllm.UnitNone), Legend: p.query.Legend,
+		GroupLabels: p.builder.GroupLabels(p.query.Grouping), Executed: p.executed(exprsOf(sigs)...),
 		Notices: notices})
 }
 
@@ -97,7 +93,7 @@ func pick(sigs []vllm.SignalExpr, want []string) []vllm.SignalExpr {
 // query's range and one rate window before it; vLLM's defaults when the
 // store cannot say.
 func (p *plan) bounds(ctx context.Context, key vllm.SignalKey) vllm.Bounds {
-	return p.det.Bounds(ctx, key, p.b.BucketSelector(key, p.q.Filters), p.iv.Start.Add(-p.iv.RateInterval), p.iv.End)
+	return p.det.Bounds(ctx, key, p.builder.BucketSelector(key, p.query.Filters), p.timeRange.Start.Add(-p.timeRange.RateInterval), p.timeRange.End)
 }
 
 // coverageNotices warns when some selected engines export the histogram
@@ -105,10 +101,10 @@ func (p *plan) bounds(ctx context.Context, key vllm.SignalKey) vllm.Bounds {
 // lists): their requests all count as over it. An unanswered probe adds
 // nothing.
 func (p *plan) coverageNotices(ctx context.Context, key vllm.SignalKey, o vllm.Objective) []data.Notice {
-	carriersExpr, totalExpr := p.b.BoundCoverage(key, p.q.Filters, o.Le)
+	carriersExpr, totalExpr := p.builder.BoundCoverage(key, p.query.Filters, o.Le)
 	var counts [2]float64
 	for i, expr := range []string{carriersExpr, totalExpr} {
-		vec, _, err := p.memo.instantQuery(ctx, expr, p.iv.End, p.iv.Step)
+		vec, _, err := p.memo.instantQuery(ctx, expr, p.timeRange.End, p.timeRange.Step)
 		if err != nil {
 			return nil
 		}
@@ -121,7 +117,7 @@ func (p *plan) coverageNotices(ctx context.Context, key vllm.SignalKey, o vllm.O
 	}
 	return []data.Notice{{Severity: data.NoticeSeverityWarning, Text: fmt.Sprintf(
 		"%g of the %g selected engines exporting %s have no bucket bound at %ss (their bucket lists differ): attainment counts all their requests as over it. Filter the query to engines that share one bucket list.",
-		counts[1]-counts[0], counts[1], p.q.SLO.Family, fmtSeconds(o.Bound))}}
+		counts[1]-counts[0], counts[1], p.query.SLO.Family, fmtSeconds(o.Bound))}}
 }
 
 // lowestBound is the smallest bucket bound the selected series of key

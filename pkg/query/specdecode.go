@@ -2,7 +2,6 @@ package query
 
 import (
 	"context"
-	"strings"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
@@ -15,19 +14,15 @@ import (
 // fleet without speculative decoding gets an empty answer and an info
 // notice naming the option that turns it on, never an error.
 func (p *plan) specDecode(ctx context.Context) (data.Frames, error) {
-	sigs := p.b.SpecDecodeSignals(p.q.Grouping, p.q.Filters, p.window)
+	sigs := p.builder.SpecDecodeSignals(p.query.Grouping, p.query.Filters, p.window)
 	m, warn, err := p.signals(ctx, sigs)
 	if err != nil {
 		return nil, err
 	}
-	exprs := make([]string, len(sigs))
-	for i, s := range sigs {
-		exprs[i] = s.Expr
-	}
-	notices := append(append([]data.Notice{}, p.notices...), warningNotices(warn)...)
+	notices := p.noticesFor(warningNotices(warn))
 	notices = append(notices, p.specDecodeNotices(ctx, m)...)
-	return frames.SpecDecode(m, frames.SeriesOptions{Legend: p.q.Legend, GroupLabels: p.b.GroupLabels(p.q.Grouping),
-		Executed: frames.Executed(strings.Join(exprs, "\n"), p.iv.Step), Notices: notices}), nil
+	return frames.SpecDecode(m, frames.SeriesOptions{Legend: p.query.Legend, GroupLabels: p.builder.GroupLabels(p.query.Grouping),
+		Executed: p.executed(exprsOf(sigs)...), Notices: notices}), nil
 }
 
 // specDecodeNotices explains an answer without acceptance rates (no
@@ -36,11 +31,11 @@ func (p *plan) specDecode(ctx context.Context) (data.Frames, error) {
 func (p *plan) specDecodeNotices(ctx context.Context, m prom.Matrix) []data.Notice {
 	count := map[string]int{}
 	for _, s := range m {
-		count[s.Labels[vllm.SignalLabel]]++
+		count[s.Labels[vllm.SignalTagLabel]]++
 	}
 	if n := count[vllm.SpecAcceptanceRate]; n > 0 {
 		if lacking := n - count[vllm.SpecMeanLength]; lacking > 0 {
-			return []data.Notice{{Severity: data.NoticeSeverityInfo, Text: vllm.SpecDecodeV0Text(p.b.Prefix, lacking)}}
+			return []data.Notice{{Severity: data.NoticeSeverityInfo, Text: vllm.SpecDecodeV0Text(p.builder.Prefix, lacking)}}
 		}
 		return nil
 	}
@@ -56,11 +51,11 @@ func (p *plan) specDecodeNotices(ctx context.Context, m prom.Matrix) []data.Noti
 	case !ok:
 		return nil
 	case a.Samples == 0:
-		return []data.Notice{{Severity: data.NoticeSeverityInfo, Text: vllm.SpecDecodeMissingText(p.b.Prefix)}}
+		return []data.Notice{{Severity: data.NoticeSeverityInfo, Text: vllm.SpecDecodeMissingText(p.builder.Prefix)}}
 	case a.Increase == 0:
-		return []data.Notice{{Severity: data.NoticeSeverityInfo, Text: vllm.SpecDecodeIdleText(p.b.Prefix, p.window)}}
+		return []data.Notice{{Severity: data.NoticeSeverityInfo, Text: vllm.SpecDecodeIdleText(p.builder.Prefix, p.window)}}
 	}
-	txt := vllm.AbsenceText(vllm.SpecDraftTokens, p.b.Prefix, "no acceptance rate can be computed", p.window, a)
+	txt := vllm.AbsenceText(vllm.SpecDraftTokens, p.builder.Prefix, "no acceptance rate can be computed", p.window, a)
 	if txt == "" {
 		return nil
 	}
@@ -70,13 +65,13 @@ func (p *plan) specDecodeNotices(ctx context.Context, m prom.Matrix) []data.Noti
 // activity runs key's activity probes (vllm.Builder.ActivityProbes) over
 // the query's lookback; false when Prometheus did not answer them.
 func (p *plan) activity(ctx context.Context, key vllm.SignalKey) (vllm.Activity, bool) {
-	samples, increase := p.b.ActivityProbes(key, p.q.Filters, p.lookback())
+	samples, increase := p.builder.ActivityProbes(key, p.query.Filters, p.lookback())
 	var a vllm.Activity
 	for _, q := range []struct {
 		expr string
 		into *float64
 	}{{samples, &a.Samples}, {increase, &a.Increase}} {
-		vec, _, err := p.memo.instantQuery(ctx, q.expr, p.iv.End, p.iv.Step)
+		vec, _, err := p.memo.instantQuery(ctx, q.expr, p.timeRange.End, p.timeRange.Step)
 		if err != nil {
 			return a, false
 		}

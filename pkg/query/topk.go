@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
@@ -30,24 +31,20 @@ type ranked struct {
 // series of exactly the ranked groups with one range query. A range
 // topk() would return every group that was ever in the top k.
 func (p *plan) topk(ctx context.Context) (data.Frames, error) {
-	rankExpr, err := p.b.TopKRanking(p.q.RankBy, p.q.Aggregation, p.q.K, p.q.Grouping, p.q.Filters, p.window,
-		promDuration(max(p.iv.Range, p.iv.Step).Round(p.iv.Step)), promDuration(p.iv.Step))
+	rangeDur, step := promDuration(max(p.timeRange.Range, p.timeRange.Step).Round(p.timeRange.Step)), promDuration(p.timeRange.Step)
+	rankExpr, err := p.builder.TopKRanking(p.query.RankBy, p.query.Aggregation, p.query.K, p.query.Grouping, p.query.Filters, p.window, rangeDur, step)
 	if err != nil {
 		return nil, err
 	}
-	rankExpr, ruleNotes := p.topkRanking(ctx, rankExpr, promDuration(max(p.iv.Range, p.iv.Step).Round(p.iv.Step)), promDuration(p.iv.Step))
-	vec, warn, err := p.memo.instantQuery(ctx, rankExpr, p.iv.End, p.iv.Step)
+	rankExpr, ruleNotes := p.topkRanking(ctx, rankExpr, rangeDur, step)
+	vec, warn, err := p.memo.instantQuery(ctx, rankExpr, p.timeRange.End, p.timeRange.Step)
 	if err != nil {
 		return nil, err
 	}
 	top := p.rank(vec)
-	ranked := map[string]bool{}
-	if len(vec) > 0 {
-		ranked["value"] = true
-	}
-	rankNotices := p.signalNotices(ctx, ranked, []need{{key: rankSignals[p.q.RankBy], tags: []string{"value"},
-		without: "nothing can be ranked by " + p.q.RankBy}}, rankSignals[p.q.RankBy])
-	seriesExpr, err := p.b.TopKSeries(p.q.RankBy, p.q.Grouping, p.q.Filters, p.window, instances(top))
+	rankNotices := p.signalNotices(ctx, map[string]bool{"value": len(vec) > 0}, []need{{key: rankSignals[p.query.RankBy], tags: []string{"value"},
+		without: "nothing can be ranked by " + p.query.RankBy}}, rankSignals[p.query.RankBy])
+	seriesExpr, err := p.builder.TopKSeries(p.query.RankBy, p.query.Grouping, p.query.Filters, p.window, instances(top))
 	if err != nil {
 		return nil, err
 	}
@@ -57,26 +54,42 @@ func (p *plan) topk(ctx context.Context) (data.Frames, error) {
 		return nil, err
 	}
 	values, info := p.split(m, top)
-	out := frames.TimeSeries(values, frames.SeriesOptions{Unit: rankUnits[p.q.RankBy], Legend: p.q.Legend,
-		GroupLabels: p.b.GroupLabels(p.q.Grouping), Executed: frames.Executed(rankExpr+"\n"+seriesExpr, p.iv.Step),
-		Notices: append(append(append(append(append([]data.Notice{}, p.notices...), ruleNotes...), warningNotices(warn)...), warningNotices(warn2)...), rankNotices...)})
-	if p.q.AsSeries {
+	out := frames.TimeSeries(values, frames.SeriesOptions{Unit: rankUnits[p.query.RankBy], Legend: p.query.Legend,
+		GroupLabels: p.builder.GroupLabels(p.query.Grouping), Executed: p.executed(rankExpr, seriesExpr),
+		Notices: p.noticesFor(ruleNotes, warningNotices(warn), warningNotices(warn2), rankNotices)})
+	if p.query.AsSeries {
 		return out, nil
 	}
-	rows, gpuNotices := p.gpuColumns(ctx, p.e, p.rows(top, info))
-	table := frames.RankTable(rows, p.q.Grouping == models.GroupInstanceEngine, p.q.RankBy, rankUnits[p.q.RankBy], frames.Executed(rankExpr, p.iv.Step))
-	table.Meta.Notices = append(append(gpuNotices, ruleNotes...), rankNotices...)
-	if p.q.Format == "table" {
+	table := p.rankTable(ctx, p.rows(top, info), rankExpr, ruleNotes, rankNotices)
+	if p.query.Format == "table" {
 		return data.Frames{table}, nil
 	}
 	return append(out, table), nil
+}
+
+// rankTable is the top-k table, each instance with its GPUs. It carries
+// the GPU columns' notices, then the rules' and the ranking's.
+func (p *plan) rankTable(ctx context.Context, rows []frames.RankRow, rankExpr string, ruleNotes, rankNotices []data.Notice) *data.Frame {
+	instances := make([]string, len(rows))
+	for i, r := range rows {
+		instances[i] = r.Instance
+	}
+	gpus, gpuNotices := p.gpuSummaries(ctx, instances)
+	for i := range rows {
+		if g, ok := gpus[rows[i].Instance]; ok {
+			rows[i].GPU = &g
+		}
+	}
+	return frames.RankTable(rows, frames.RankOptions{WithEngine: p.query.Grouping == models.GroupInstanceEngine,
+		ValueName: p.query.RankBy, Unit: rankUnits[p.query.RankBy], Executed: p.executed(rankExpr),
+		Notices: slices.Concat(gpuNotices, ruleNotes, rankNotices)})
 }
 
 // rank orders the ranking result worst first (NaN last) and keeps k.
 func (p *plan) rank(vec model.Vector) []ranked {
 	out := make([]ranked, 0, len(vec))
 	for _, s := range vec {
-		out = append(out, ranked{instance: p.b.InstanceOf(labelMap(s.Metric)), engine: string(s.Metric["engine"]), value: float64(s.Value)})
+		out = append(out, ranked{instance: p.builder.InstanceOf(labelMap(s.Metric)), engine: string(s.Metric["engine"]), value: float64(s.Value)})
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i].value, out[j].value
@@ -88,8 +101,8 @@ func (p *plan) rank(vec model.Vector) []ranked {
 		}
 		return out[i].instance+"\x00"+out[i].engine < out[j].instance+"\x00"+out[j].engine
 	})
-	if len(out) > p.q.K {
-		out = out[:p.q.K]
+	if len(out) > p.query.K {
+		out = out[:p.query.K]
 	}
 	return out
 }
@@ -129,18 +142,18 @@ func (p *plan) split(m prom.Matrix, top []ranked) (prom.Matrix, map[string]group
 	var values prom.Matrix
 	info := map[string]groupInfo{}
 	for _, s := range m {
-		k := p.key(p.b.InstanceOf(s.Labels), s.Labels["engine"])
+		k := p.key(p.builder.InstanceOf(s.Labels), s.Labels["engine"])
 		if !want[k] {
 			continue
 		}
-		switch s.Labels[vllm.SignalLabel] {
+		switch s.Labels[vllm.SignalTagLabel] {
 		case "value":
 			renamed := *s
 			renamed.Labels = make(map[string]string, len(s.Labels))
 			for name, v := range s.Labels {
 				renamed.Labels[name] = v
 			}
-			renamed.Labels[vllm.SignalLabel] = p.q.RankBy
+			renamed.Labels[vllm.SignalTagLabel] = p.query.RankBy
 			values = append(values, &renamed)
 		case "engines":
 			gi := info[k]
@@ -155,7 +168,7 @@ func (p *plan) split(m prom.Matrix, top []ranked) (prom.Matrix, map[string]group
 }
 
 func (p *plan) key(instance, engine string) string {
-	if p.q.Grouping == models.GroupInstanceEngine {
+	if p.query.Grouping == models.GroupInstanceEngine {
 		return instance + "\x00" + engine
 	}
 	return instance

@@ -3,7 +3,6 @@ package query
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
@@ -21,20 +20,16 @@ var workloadUnits = map[string]string{
 // workload answers the workload query: length distributions as heatmaps,
 // or the token means, request rate and error shares as series.
 func (p *plan) workload(ctx context.Context) (data.Frames, error) {
-	if p.q.Heatmap() {
+	if p.query.Heatmap() {
 		return p.lengths(ctx)
 	}
-	sigs := p.b.WorkloadSignals(p.q.Grouping, p.q.Filters, p.window)
+	sigs := p.builder.WorkloadSignals(p.query.Grouping, p.query.Filters, p.window)
 	m, warn, err := p.signals(ctx, sigs)
 	if err != nil {
 		return nil, err
 	}
-	exprs := make([]string, len(sigs))
-	for i, s := range sigs {
-		exprs[i] = s.Expr
-	}
 	tags := tagsOf(m)
-	notices := append(append([]data.Notice{}, p.notices...), warningNotices(warn)...)
+	notices := p.noticesFor(warningNotices(warn))
 	gateway := sigs[len(sigs)-1].Name == vllm.GatewayErrorShare
 	notices = append(notices, data.Notice{Severity: data.NoticeSeverityInfo, Text: vllm.ErrorShareText(gateway)})
 	if tags[vllm.WorkloadRequests] && !tags[vllm.ErrorShare] {
@@ -43,8 +38,8 @@ func (p *plan) workload(ctx context.Context) (data.Frames, error) {
 	notices = append(notices, p.signalNotices(ctx, tags, []need{
 		{key: vllm.RequestPromptTokens, tags: []string{vllm.WorkloadPromptMean, vllm.WorkloadRequests}, without: "no token means or request rate can be shown"},
 	})...)
-	return frames.TimeSeries(m, frames.SeriesOptions{Units: workloadUnits, Unit: string(vllm.UnitNone), Legend: p.q.Legend,
-		GroupLabels: p.b.GroupLabels(p.q.Grouping), Executed: frames.Executed(strings.Join(exprs, "\n"), p.iv.Step),
+	return frames.TimeSeries(m, frames.SeriesOptions{Units: workloadUnits, Unit: string(vllm.UnitNone), Legend: p.query.Legend,
+		GroupLabels: p.builder.GroupLabels(p.query.Grouping), Executed: p.executed(exprsOf(sigs)...),
 		Notices: notices}), nil
 }
 
@@ -58,33 +53,33 @@ const minScrapesPerStep = 4
 // lengths answers a length distribution: requests finished per step in
 // each length bucket, per grouping, as heatmap-rows frames.
 func (p *plan) lengths(ctx context.Context) (data.Frames, error) {
-	key := vllm.WorkloadFamilies[p.q.View]
-	perStep := p.iv.Step >= minScrapesPerStep*p.e.Settings.ScrapeInterval
-	expr := p.b.LengthBuckets(key, p.q.Grouping, p.q.Filters, p.window, p.iv.Step, perStep)
+	key := vllm.WorkloadFamilies[p.query.View]
+	perStep := p.timeRange.Step >= minScrapesPerStep*p.exec.Settings.ScrapeInterval
+	expr := p.builder.LengthBuckets(key, p.query.Grouping, p.query.Filters, p.window, p.timeRange.Step, perStep)
 	m, warn, err := p.memo.rangeQuery(ctx, expr, p.rng())
 	if err != nil {
 		return nil, err
 	}
-	name := p.q.View + "_tokens"
+	name := p.query.View + "_tokens"
 	series := make(prom.Matrix, len(m))
 	for i, s := range m {
 		series[i] = tagged(s, name)
 	}
-	notices := append(append([]data.Notice{}, p.notices...), warningNotices(warn)...)
+	notices := p.noticesFor(warningNotices(warn))
 	notices = append(notices, data.Notice{Severity: data.NoticeSeverityInfo, Text: fmt.Sprintf(
 		"Each cell counts the requests that finished in the step (%s) with a %s length up to the bucket's bound and above the bound below it; +Inf holds those above the highest bound. Lengths are observed when a request finishes: client aborts are not counted.",
-		p.iv.Step, p.q.View)})
+		p.timeRange.Step, p.query.View)})
 	if !perStep {
 		notices = append(notices, data.Notice{Severity: data.NoticeSeverityInfo, Text: fmt.Sprintf(
 			"The step (%s) holds fewer than %d scrapes, so each count is the rate over %s times the step: an estimate smoothed over that window, not the step's exact count. A longer step (Min interval) gives exact counts per step.",
-			p.iv.Step, minScrapesPerStep, p.window)})
+			p.timeRange.Step, minScrapesPerStep, p.window)})
 	}
 	notices = append(notices, p.carrierNotices(ctx, key)...)
 	notices = append(notices, p.signalNotices(ctx, map[string]bool{name: len(m) > 0}, []need{
 		{key: key, tags: []string{name}, without: "no length distribution can be shown"},
 	})...)
-	return frames.Heatmap(series, frames.HeatmapOptions{Legend: p.q.Legend, GroupLabels: p.b.GroupLabels(p.q.Grouping),
-		Unit: string(vllm.UnitCount), Executed: frames.Executed(expr, p.iv.Step), Notices: notices}), nil
+	return frames.Heatmap(series, frames.HeatmapOptions{Legend: p.query.Legend, GroupLabels: p.builder.GroupLabels(p.query.Grouping),
+		Unit: string(vllm.UnitCount), Executed: p.executed(expr), Notices: notices}), nil
 }
 
 // carrierNotices warns when some selected engines lack some of the length
@@ -96,12 +91,12 @@ func (p *plan) carrierNotices(ctx context.Context, key vllm.SignalKey) []data.No
 	if bs := p.bounds(ctx, key); bs.Default || bs.Empty() {
 		return nil
 	}
-	perBoundExpr, totalExpr := p.b.BoundCarriers(key, p.q.Filters)
-	perBound, _, err := p.memo.instantQuery(ctx, perBoundExpr, p.iv.End, p.iv.Step)
+	perBoundExpr, totalExpr := p.builder.BoundCarriers(key, p.query.Filters)
+	perBound, _, err := p.memo.instantQuery(ctx, perBoundExpr, p.timeRange.End, p.timeRange.Step)
 	if err != nil {
 		return nil
 	}
-	total, _, err := p.memo.instantQuery(ctx, totalExpr, p.iv.End, p.iv.Step)
+	total, _, err := p.memo.instantQuery(ctx, totalExpr, p.timeRange.End, p.timeRange.Step)
 	if err != nil || len(total) == 0 {
 		return nil
 	}
@@ -118,5 +113,5 @@ func (p *plan) carrierNotices(ctx context.Context, key vllm.SignalKey) []data.No
 	}
 	return []data.Notice{{Severity: data.NoticeSeverityWarning, Text: fmt.Sprintf(
 		"Some of the %g selected engines lack the %s length bounds %s (vLLM sizes these buckets by each engine's max_model_len): summed together, those buckets count only the engines that have them, and the bucket above takes the rest. Group by model, or filter to engines of one context length, to keep one bucket list per heatmap.",
-		n, p.q.View, partial.Text())}}
+		n, p.query.View, partial.Text())}}
 }

@@ -57,7 +57,7 @@ func PreemptionEventsBy(m prom.Matrix, instanceOf func(map[string]string) string
 	counters, kv := map[engineKey]*prom.Series{}, map[engineKey]*prom.Series{}
 	for _, s := range m {
 		k := engineKey{instanceOf(s.Labels), s.Labels["engine"], s.Labels["model_name"]}
-		switch s.Labels[SignalLabel] {
+		switch s.Labels[SignalTagLabel] {
 		case "preemptions":
 			counters[k] = s
 		case "kv_usage":

@@ -11,7 +11,7 @@ import (
 )
 
 func stream(signal, inst, eng string, start time.Time, step time.Duration, vals ...float64) *prom.Series {
-	s := &prom.Series{Labels: map[string]string{SignalLabel: signal, "instance": inst, "engine": eng, "model_name": "m"}}
+	s := &prom.Series{Labels: map[string]string{SignalTagLabel: signal, "instance": inst, "engine": eng, "model_name": "m"}}
 	for i, v := range vals {
 		if math.IsNaN(v) {
 			continue // a gap

@@ -16,7 +16,7 @@ var (
 	endpointQueue = [][2]string{{"inference_pool_per_pod_queue_size", "model_server_pod"}, {"llm_d_epp_per_endpoint_queue_size", "model_server_endpoint"}}
 )
 
-// Gateway signal names, as SignalLabel values.
+// Gateway signal names, as SignalTagLabel values.
 const (
 	GatewayPoolQueue     = "pool_waiting"
 	GatewayPoolKV        = "pool_kv_usage"

@@ -44,7 +44,7 @@ var kvTransferCatalogue = []Signal{
 // KVTransferBuckets are vLLM's default bounds of nixl_xfer_time_seconds.
 var KVTransferBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 5.0}
 
-// Names of the kvTransfer query's series (SignalLabel values) besides the
+// Names of the kvTransfer query's series (SignalTagLabel values) besides the
 // transfer-time quantiles (QuantileName: p50, p99, …).
 const (
 	KVTransfers           = "transfers"
@@ -88,7 +88,7 @@ func (b Builder) KVTransferSignals(quantiles []float64, g models.Grouping, f mod
 	return out
 }
 
-// KVTransferQuantileTags are the SignalLabel values of the quantiles.
+// KVTransferQuantileTags are the SignalTagLabel values of the quantiles.
 func KVTransferQuantileTags(quantiles []float64) []string {
 	out := make([]string, len(quantiles))
 	for i, q := range quantiles {

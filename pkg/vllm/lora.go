@@ -176,7 +176,7 @@ func loraSortedByLabels(m prom.Matrix) prom.Matrix {
 
 // LoRACounts turns servers into count series for frames: per server, the
 // running and waiting adapter counts at each step, tagged with
-// SignalLabel running_adapters / waiting_adapters and labelled with the
+// SignalTagLabel running_adapters / waiting_adapters and labelled with the
 // server's identity labels.
 func LoRACounts(servers []LoRAServer) prom.Matrix {
 	var out prom.Matrix
@@ -196,7 +196,7 @@ func countSeries(srv LoRAServer, signal string) *prom.Series {
 	for k, v := range srv.Labels {
 		ls[k] = v
 	}
-	ls[SignalLabel] = signal
+	ls[SignalTagLabel] = signal
 	return &prom.Series{Labels: ls}
 }
 

@@ -113,9 +113,9 @@ func TestLoRAStatesNewestWins(t *testing.T) {
 
 	counts := LoRACounts(got)
 	require.Len(t, counts, 6)
-	require.Equal(t, "running_adapters", counts[0].Labels[SignalLabel])
+	require.Equal(t, "running_adapters", counts[0].Labels[SignalTagLabel])
 	require.Equal(t, []float64{1, 1, 2, 2}, counts[0].Values)
-	require.Equal(t, "waiting_adapters", counts[1].Labels[SignalLabel])
+	require.Equal(t, "waiting_adapters", counts[1].Labels[SignalTagLabel])
 	require.Equal(t, []float64{0, 0, 1, 1}, counts[1].Values)
 	require.Equal(t, "a:8000", counts[0].Labels["instance"])
 }

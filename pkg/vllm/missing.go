@@ -61,6 +61,14 @@ func (b Builder) ActivityProbes(key SignalKey, f models.Filters, lookback string
 	return "max(count_over_time(" + sel + "))", "sum(increase(" + sel + "))"
 }
 
+// EnginesInRange counts the engines under the filters that reported at any
+// time in the lookback before the evaluation time (the running gauge, which
+// both generations expose by one name). Each wire name takes its own
+// last_over_time, since a range applies only to a plain selector.
+func (b Builder) EnginesInRange(f models.Filters, lookback string) string {
+	return "count(" + b.lastOverTime(Running, f, lookback) + ")"
+}
+
 // Activity is what ActivityProbes found.
 type Activity struct {
 	// Samples is the most samples one series has in the lookback; 0 when

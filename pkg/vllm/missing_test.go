@@ -24,6 +24,32 @@ func TestActivityProbes(t *testing.T) {
 	}
 }
 
+// TestEnginesInRange: the engines that reported in the lookback, each
+// wire name under its own last_over_time (a range takes only a selector).
+func TestEnginesInRange(t *testing.T) {
+	b := Builder{Prefix: "vllm:", InstanceLabel: "instance"}
+	tests := []struct {
+		name string
+		b    Builder
+		f    models.Filters
+		want string
+	}{
+		{"default", b, models.Filters{}, `count(last_over_time(vllm:num_requests_running[1h5m]))`},
+		{"filtered", b, models.Filters{Models: []string{"m"}, Engines: []string{"0"}},
+			`count(last_over_time(vllm:num_requests_running{model_name="m", engine="0"}[1h5m]))`},
+		{"two prefixes", profileBuilder(models.ProfileKServe), models.Filters{},
+			`count((last_over_time(kserve_vllm:num_requests_running[1h5m]) or last_over_time(vllm:num_requests_running[1h5m])))`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.b.EnginesInRange(tt.f, "1h5m")
+			require.Equal(t, tt.want, got)
+			_, err := parser.NewParser(parser.Options{}).ParseExpr(got)
+			require.NoError(t, err)
+		})
+	}
+}
+
 // TestAbsenceText: only an absent series is called not exported.
 func TestAbsenceText(t *testing.T) {
 	tests := []struct {

@@ -15,10 +15,12 @@ import (
 	"github.com/inferops/vllm-datasource/pkg/models"
 )
 
-// SignalLabel tags each part of a combined expression so that one
-// Prometheus round trip can carry several signals; the frames package
-// splits on it and drops it.
-const SignalLabel = "vllm_signal"
+// SignalTagLabel is the plugin's internal tag naming the signal of each
+// series in a Prometheus answer: combined expressions set it so that one
+// round trip can carry several signals, and pkg/query sets it on answers
+// it runs one signal at a time. It never reaches a panel: frames write
+// frames.FieldSignalLabel in its place.
+const SignalTagLabel = "vllm_signal"
 
 // Builder writes PromQL for one data source: its metric prefix, the label
 // that identifies an instance, and the names detection found.
@@ -200,9 +202,9 @@ func (b Builder) rateUnion(key SignalKey, f models.Filters, suffix, window strin
 	return "(" + strings.Join(parts, " or ") + ")"
 }
 
-// tag wraps an expression so its series carry SignalLabel=name.
+// tag wraps an expression so its series carry SignalTagLabel=name.
 func tag(expr, name string) string {
-	return fmt.Sprintf("label_replace(%s, %q, %q, \"\", \"\")", expr, SignalLabel, name)
+	return fmt.Sprintf("label_replace(%s, %q, %q, \"\", \"\")", expr, SignalTagLabel, name)
 }
 
 // agg renders "op by (labels) (expr)", or "op(expr)" without labels.

@@ -27,7 +27,7 @@ func (b Builder) optional(key SignalKey) bool {
 	return !b.Detected.Found() || b.Detected.HasSignal(key)
 }
 
-// SignalExpr is one plain expression and the SignalLabel value its series get.
+// SignalExpr is one plain expression and the SignalTagLabel value its series get.
 type SignalExpr struct {
 	Name, Expr string
 }
@@ -54,7 +54,7 @@ func (b Builder) QueueSignals(g models.Grouping, f models.Filters) []SignalExpr 
 }
 
 // Queue is the queue's signals as one expression, each tagged with
-// SignalLabel: the same answer as QueueSignals in one round trip, for
+// SignalTagLabel: the same answer as QueueSignals in one round trip, for
 // callers that want a single query (recording rules, the raw plan the
 // bench compares with).
 func (b Builder) Queue(g models.Grouping, f models.Filters) string {
@@ -66,7 +66,7 @@ func (b Builder) Queue(g models.Grouping, f models.Filters) string {
 	return or(parts)
 }
 
-// QuantileName is the SignalLabel value of a quantile: 0.99 → "p99".
+// QuantileName is the SignalTagLabel value of a quantile: 0.99 → "p99".
 func QuantileName(q float64) string {
 	return "p" + strconv.FormatFloat(math.Round(q*100*1e6)/1e6, 'f', -1, 64)
 }

@@ -177,6 +177,12 @@ type RuleQuestion struct {
 	Window   string // the rate window ($__rate_interval), a PromQL duration; "" for gauges
 	Grouping models.Grouping
 	Filters  models.Filters
+	// Policy is exact (the zero value too) or nearest: how close an
+	// answer must be.
+	Policy models.RulesPolicy
+	// Scrape is the scrape interval (0 when unknown): a nearest window
+	// must span four scrapes.
+	Scrape time.Duration
 }
 
 // ruleSuffix is the recorded window ("rate1m") equal to the query's rate
@@ -195,24 +201,10 @@ func ruleSuffix(window string) string {
 }
 
 // RuleEligible says why the recorded series cannot answer the question
-// exactly, or "" when they can: the rules read vLLM's own names, the step
-// is a whole number of evaluation intervals, the rate window is a recorded
-// one, and every label the query groups by or matches on survives the
-// rules' aggregation.
+// under its policy (exactly unless q.Policy is RulesNearest), or "" when
+// they can: see RuleFit.
 func (b Builder) RuleEligible(rs RuleSet, q RuleQuestion) string {
-	switch {
-	case rs.Interval <= 0:
-		return "the evaluation interval is unknown"
-	case q.Step%rs.Interval != 0:
-		return fmt.Sprintf("the step %s is not a multiple of the evaluation interval %s", q.Step, rs.Interval)
-	case q.Window != "" && ruleSuffix(q.Window) == "":
-		return fmt.Sprintf("the rate window %s is not a recorded one (1m, 5m)", q.Window)
-	case !slices.Equal(b.prefixes(), []string{models.DefaultMetricPrefix}):
-		return "the rules record vllm: names only"
-	case len(b.Exclude) > 0:
-		return "the profile excludes series the rules include"
-	}
-	return b.ruleLabelsKept(rs, q)
+	return b.RuleFit(rs, q).Why
 }
 
 // ruleLabelsKept checks every label the query groups by or matches on.

@@ -86,7 +86,7 @@ var BurnPairs = []BurnPair{
 	{Long: "3d", Short: "6h", Factor: 1, Budget: "10%", Severity: "ticket"},
 }
 
-// Name is the SignalLabel of the pair's series: "burn_1h_5m".
+// Name is the SignalTagLabel of the pair's series: "burn_1h_5m".
 func (p BurnPair) Name() string { return "burn_" + p.Long + "_" + p.Short }
 
 // Objective is an SLO as the builder needs it: the family's signal, the

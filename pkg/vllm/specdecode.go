@@ -20,7 +20,7 @@ const (
 	SpecAcceptedPerPos SignalKey = "spec_decode_accepted_per_pos"
 )
 
-// The specDecode query's SignalLabel values. Per-position series carry
+// The specDecode query's SignalTagLabel values. Per-position series carry
 // SpecPositionSignal and vLLM's position label (0 is the first drafted token).
 const (
 	SpecAcceptanceRate   = "acceptance_rate"

@@ -18,7 +18,7 @@ var WorkloadFamilies = map[string]SignalKey{
 	models.WorkloadGeneration: RequestGenerationTokens,
 }
 
-// Workload signal names, as SignalLabel values.
+// Workload signal names, as SignalTagLabel values.
 const (
 	WorkloadPromptMean     = "prompt_tokens_mean"
 	WorkloadGenerationMean = "generation_tokens_mean"

@@ -1,7 +1,7 @@
 import React from 'react';
 import { fireEvent, render, screen } from '@testing-library/react';
 
-import { RulesSetting } from './RulesSetting';
+import { RulesSetting, rulesPolicy } from './RulesSetting';
 import { makeSettings } from '../../testing/fixtures';
 
 function setup(overrides: Parameters<typeof makeSettings>[0] = {}) {
@@ -17,21 +17,44 @@ function lastChange(mock: jest.Mock) {
 }
 
 describe('RulesSetting', () => {
-  it('is on when never set, with the default prefix as a placeholder', () => {
+  it('is exact when never set, with the default prefix as a placeholder', () => {
     const { onOptionsChange } = setup();
-    expect(screen.getByLabelText('Recording rules')).toBeChecked();
+    expect(screen.getByRole('radio', { name: 'Exact' })).toBeChecked();
     expect(screen.getByLabelText('Rule name prefix')).toHaveAttribute('placeholder', 'engine:');
     expect(onOptionsChange).not.toHaveBeenCalled();
   });
 
-  it('writes false when switched off and hides the prefix', () => {
-    const { onOptionsChange, options } = setup({ jsonData: { rulePrefix: 'fleet:' } });
-    fireEvent.click(screen.getByLabelText('Recording rules'));
-    expect(lastChange(onOptionsChange).jsonData).toEqual({ ...options.jsonData, recordingRules: false });
+  it.each([
+    [undefined, 'exact'],
+    [true, 'exact'],
+    [false, 'off'],
+    ['exact', 'exact'],
+    ['nearest', 'nearest'],
+    ['off', 'off'],
+  ] as const)('reads %p, as the backend does, as %s', (value, policy) => {
+    expect(rulesPolicy(value)).toBe(policy);
   });
 
-  it('hides the prefix while off', () => {
-    setup({ jsonData: { recordingRules: false } });
+  it('shows the boolean earlier versions wrote as its policy', () => {
+    setup({ jsonData: { recordingRules: true } });
+    expect(screen.getByRole('radio', { name: 'Exact' })).toBeChecked();
+  });
+
+  it('writes nearest when chosen and keeps the prefix', () => {
+    const { onOptionsChange, options } = setup({ jsonData: { rulePrefix: 'fleet:' } });
+    fireEvent.click(screen.getByRole('radio', { name: 'Nearest' }));
+    expect(lastChange(onOptionsChange).jsonData).toEqual({ ...options.jsonData, recordingRules: 'nearest' });
+  });
+
+  it('reads false as off and writes the chosen policy by name', () => {
+    const { onOptionsChange, options } = setup({ jsonData: { recordingRules: false } });
+    expect(screen.getByRole('radio', { name: 'Off' })).toBeChecked();
+    fireEvent.click(screen.getByRole('radio', { name: 'Exact' }));
+    expect(lastChange(onOptionsChange).jsonData).toEqual({ ...options.jsonData, recordingRules: 'exact' });
+  });
+
+  it.each([false, 'off'] as const)('hides the prefix while off (%p)', (recordingRules) => {
+    setup({ jsonData: { recordingRules } });
     expect(screen.queryByLabelText('Rule name prefix')).not.toBeInTheDocument();
   });
 

@@ -1,8 +1,8 @@
 import React, { ChangeEvent } from 'react';
 import { DataSourcePluginOptionsEditorProps } from '@grafana/data';
-import { InlineField, InlineSwitch } from '@grafana/ui';
+import { InlineField, RadioButtonGroup } from '@grafana/ui';
 
-import { VllmDataSourceOptions, VllmSecureJsonData } from '../../types';
+import { VllmDataSourceOptions, VllmRulesPolicy, VllmSecureJsonData } from '../../types';
 import { LABEL_WIDTH, TextSettingField } from './TextSettingField';
 
 type Props = Pick<
@@ -12,16 +12,38 @@ type Props = Pick<
 
 const PREFIX_RE = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 
+const POLICY_OPTIONS: Array<{ label: string; value: VllmRulesPolicy; description: string }> = [
+  { label: 'Exact', value: 'exact', description: 'Only where the recorded series give the raw answer (the default)' },
+  {
+    label: 'Nearest',
+    value: 'nearest',
+    description:
+      'Also where they answer closely: the recorded rate window (1m, 5m) nearest the query’s, within 2.5×, and any step of at least one evaluation interval; a notice says so',
+  },
+  { label: 'Off', value: 'off', description: 'Always query raw series' },
+];
+
 /**
- * Recording rules: on unless switched off (an absent value reads as on), so queries read the shipped rules' series
- * where they answer exactly; the name prefix is shown only while on.
+ * The policy jsonData.recordingRules holds: its name, or the boolean earlier versions wrote (true is exact, false
+ * off); absent is exact, as the backend reads it (pkg/models/rules.go).
+ */
+export function rulesPolicy(value: VllmRulesPolicy | boolean | undefined): VllmRulesPolicy {
+  if (value === false || value === 'off') {
+    return 'off';
+  }
+  return value === 'nearest' ? 'nearest' : 'exact';
+}
+
+/**
+ * Recording rules: exact unless set, so queries read the shipped rules' series where they answer exactly; nearest
+ * also takes close answers; the name prefix is shown unless off.
  */
 export function RulesSetting({ options, onOptionsChange }: Props) {
   const { jsonData } = options;
-  const on = jsonData.recordingRules !== false;
+  const policy = rulesPolicy(jsonData.recordingRules);
   const prefix = jsonData.rulePrefix;
-  const onToggle = (event: React.FormEvent<HTMLInputElement>) => {
-    onOptionsChange({ ...options, jsonData: { ...jsonData, recordingRules: event.currentTarget.checked } });
+  const onPolicy = (recordingRules: VllmRulesPolicy) => {
+    onOptionsChange({ ...options, jsonData: { ...jsonData, recordingRules } });
   };
   const onPrefix = (event: ChangeEvent<HTMLInputElement>) => {
     const text = event.currentTarget.value.trim();
@@ -38,11 +60,11 @@ export function RulesSetting({ options, onOptionsChange }: Props) {
       <InlineField
         label="Recording rules"
         labelWidth={LABEL_WIDTH}
-        tooltip="Read the series of the plugin's recording rules (deploy/prometheus/rules/vllm-recording.rules.yml) where they answer a query exactly, instead of evaluating raw histograms every time. Used only when found; Save & test says whether they are."
+        tooltip="Read the series of the plugin's recording rules (deploy/prometheus/rules/vllm-recording.rules.yml) instead of evaluating raw histograms every time: where they answer a query exactly (Exact), or also where they answer it closely (Nearest). Used only when found; Save & test says whether they are."
       >
-        <InlineSwitch id="vllm-recording-rules" value={on} onChange={onToggle} />
+        <RadioButtonGroup options={POLICY_OPTIONS} value={policy} onChange={onPolicy} />
       </InlineField>
-      {on && (
+      {policy !== 'off' && (
         <TextSettingField
           label="Rule name prefix"
           tooltip="The prefix of the recorded series' names; change it only if you renamed the rules when loading them."

@@ -1,0 +1,172 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+
+	"github.com/inferops/vllm-datasource/pkg/frames"
+	"github.com/inferops/vllm-datasource/pkg/interval"
+	"github.com/inferops/vllm-datasource/pkg/models"
+	"github.com/inferops/vllm-datasource/pkg/prom"
+	"github.com/inferops/vllm-datasource/pkg/vllm"
+)
+
+// plan is everything one query needs once it is parsed. A handler
+// (registry.go) reads it; nothing changes it after Executor.plan.
+type plan struct {
+	exec *Executor
+	// query is the parsed, validated query.
+	query models.Query
+	// timeRange is the range with Grafana's step math applied: start, end,
+	// step and $__rate_interval.
+	timeRange interval.Result
+	// builder writes the PromQL, with the profile's prefix and detection.
+	builder vllm.Builder
+	det     *Detector // the resolved profile's (names, bucket bounds)
+	// window is timeRange.RateInterval as PromQL writes it.
+	window string
+	memo   *memo
+	alert  bool
+	// notices are the plan's own (a clamped step). Every answer starts
+	// from a copy of them (noticesFor). They are never built with spare
+	// capacity, so even an append to them elsewhere copies rather than
+	// writes into an array that two answers' frames would share.
+	notices []data.Notice
+}
+
+// noticesFor is a new notice list for one answer: the plan's notices,
+// then each list in order. Frames built from it share no backing array
+// with the plan or with another answer.
+func (p *plan) noticesFor(lists ...[]data.Notice) []data.Notice {
+	n := len(p.notices)
+	for _, l := range lists {
+		n += len(l)
+	}
+	out := make([]data.Notice, 0, n)
+	out = append(out, p.notices...)
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	return out
+}
+
+// executed is the executed query an answer shows: its expressions, one a
+// line, and the step they ran at.
+func (p *plan) executed(exprs ...string) string {
+	return frames.Executed(strings.Join(exprs, "\n"), p.timeRange.Step)
+}
+
+// exprsOf lists the expressions of sigs, in order, for executed.
+func exprsOf(sigs []vllm.SignalExpr) []string {
+	out := make([]string, len(sigs))
+	for i, s := range sigs {
+		out[i] = s.Expr
+	}
+	return out
+}
+
+// rng is the plan's range as the Prometheus client takes it.
+func (p *plan) rng() v1.Range {
+	return v1.Range{Start: p.timeRange.Start, End: p.timeRange.End, Step: p.timeRange.Step}
+}
+
+// series runs one range query and frames it.
+func (p *plan) series(ctx context.Context, expr string, o frames.SeriesOptions) (data.Frames, prom.Matrix, error) {
+	m, warn, err := p.memo.rangeQuery(ctx, expr, p.rng())
+	if err != nil {
+		return nil, nil, err
+	}
+	o.Legend, o.GroupLabels = p.query.Legend, p.builder.GroupLabels(p.query.Grouping)
+	o.Executed = p.executed(expr)
+	o.Notices = p.noticesFor(o.Notices, warningNotices(warn))
+	return frames.TimeSeries(m, o), m, nil
+}
+
+// signals runs the expressions concurrently and merges their answers,
+// each series tagged with its signal. Series are copies with their own
+// labels; the columns are shared with the cache, read-only.
+func (p *plan) signals(ctx context.Context, sigs []vllm.SignalExpr) (prom.Matrix, []string, error) {
+	answers, warn, err := concurrently(sigs, func(s vllm.SignalExpr) (prom.Matrix, []string, error) {
+		return p.memo.rangeQuery(ctx, s.Expr, p.rng())
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	var out prom.Matrix
+	for i, m := range answers {
+		for _, s := range m {
+			out = append(out, tagged(s, sigs[i].Name))
+		}
+	}
+	return out, warn, nil
+}
+
+// concurrently runs query for every expression at once and returns the
+// answers in the order of sigs, with every warning, or the first error (in
+// that order). A panic in one of them is that expression's error: it runs
+// off the executor's goroutine, whose recovery cannot see it.
+func concurrently[T any](sigs []vllm.SignalExpr, query func(vllm.SignalExpr) (T, []string, error)) ([]T, []string, error) {
+	type answer struct {
+		v    T
+		warn []string
+		err  error
+	}
+	answers := make([]answer, len(sigs))
+	var wg sync.WaitGroup
+	for i, s := range sigs {
+		wg.Go(func() {
+			a := &answers[i]
+			defer func() {
+				if r := recover(); r != nil {
+					a.err = newPanicError(r)
+				}
+			}()
+			a.v, a.warn, a.err = query(s)
+		})
+	}
+	wg.Wait()
+	out := make([]T, len(sigs))
+	var warn []string
+	for i, a := range answers {
+		if a.err != nil {
+			return nil, nil, a.err
+		}
+		warn = append(warn, a.warn...)
+		out[i] = a.v
+	}
+	return out, warn, nil
+}
+
+// tagged is a copy of s with its signal tag set to name.
+func tagged(s *prom.Series, name string) *prom.Series {
+	c := *s
+	c.Labels = make(map[string]string, len(s.Labels)+1)
+	for k, v := range s.Labels {
+		c.Labels[k] = v
+	}
+	c.Labels[vllm.SignalTagLabel] = name
+	return &c
+}
+
+// promDuration writes a duration the way PromQL reads it ("90s", "250ms").
+func promDuration(d time.Duration) string {
+	if d%time.Second == 0 {
+		return fmt.Sprintf("%ds", d/time.Second)
+	}
+	return fmt.Sprintf("%dms", d/time.Millisecond)
+}
+
+// warningNotices turns Prometheus warnings into frame notices.
+func warningNotices(warnings []string) []data.Notice {
+	out := make([]data.Notice, 0, len(warnings))
+	for _, w := range warnings {
+		out = append(out, data.Notice{Severity: data.NoticeSeverityWarning, Text: "Prometheus: " + strings.TrimSpace(w)})
+	}
+	return out
+}

@@ -1,0 +1,39 @@
+package query
+
+import (
+	"context"
+	"strings"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/inferops/vllm-datasource/pkg/frames"
+	"github.com/inferops/vllm-datasource/pkg/vllm"
+)
+
+// preemptions answers preemptions as annotations, one region per burst
+// (vllm.PreemptionEventsBy), or as a rate per grouping (asSeries).
+func (p *plan) preemptions(ctx context.Context) (data.Frames, error) {
+	preempt := need{key: vllm.Preemptions, tags: []string{"preemptions", "preemption_rate"}, without: "no preemption can be shown"}
+	if p.query.AsSeries {
+		return p.preemptionRate(ctx, preempt)
+	}
+	expr := p.builder.Preemptions(p.query.Filters)
+	m, _, err := p.memo.rangeQuery(ctx, expr, p.rng())
+	if err != nil {
+		return nil, err
+	}
+	events := vllm.PreemptionEventsBy(m, p.builder.InstanceOf, p.timeRange.Step)
+	notices := p.noticesFor(p.signalNotices(ctx, tagsOf(m), []need{preempt}, vllm.KVUsage))
+	return data.Frames{frames.Annotations(events, strings.Join(p.builder.IdentityLabels(), vllm.IdentitySeparator), p.executed(expr), notices)}, nil
+}
+
+// preemptionRate answers preemptions per second per grouping.
+func (p *plan) preemptionRate(ctx context.Context, preempt need) (data.Frames, error) {
+	expr := p.builder.PreemptionRate(p.query.Grouping, p.query.Filters, p.window)
+	m, warn, err := p.memo.rangeQuery(ctx, expr, p.rng())
+	if err != nil {
+		return nil, err
+	}
+	return frames.TimeSeries(m, frames.SeriesOptions{Unit: "ops", Legend: p.query.Legend, GroupLabels: p.builder.GroupLabels(p.query.Grouping),
+		Executed: p.executed(expr), Notices: p.noticesFor(warningNotices(warn), p.signalNotices(ctx, tagsOf(m), []need{preempt}))}), nil
+}

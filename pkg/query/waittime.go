@@ -1,0 +1,64 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/inferops/vllm-datasource/pkg/frames"
+	"github.com/inferops/vllm-datasource/pkg/prom"
+	"github.com/inferops/vllm-datasource/pkg/vllm"
+)
+
+// waitTime answers a latency family's quantiles and mean (and the live
+// wait) from one expression, on the recording rules where they answer it
+// exactly (rules.go).
+func (p *plan) waitTime(ctx context.Context) (data.Frames, error) {
+	key := vllm.FamilySignals[p.query.Family]
+	expr, ruleNotes := p.waitTimeExpr(ctx)
+	m, warn, err := p.memo.rangeQuery(ctx, expr, p.rng())
+	if err != nil {
+		return nil, err
+	}
+	m, roleNotes := p.roleSeries(m)
+	needs := []need{{key: key, tags: []string{"mean"}, without: "no quantile or mean can be computed"}}
+	if p.query.Live {
+		needs = append(needs, need{key: vllm.Waiting, tags: []string{"live"}, without: "the live wait (waiting ÷ queue-time rate) is left out"})
+	}
+	notices := p.noticesFor(ruleNotes, warningNotices(warn), waitNotices(m, key, p.query.Live, p.lowestBound(ctx, key)), roleNotes,
+		p.signalNotices(ctx, tagsOf(m), needs, key))
+	return frames.TimeSeries(m, frames.SeriesOptions{Unit: string(vllm.UnitSeconds), Legend: p.query.Legend,
+		GroupLabels: p.builder.GroupLabels(p.query.Grouping), Executed: p.executed(expr), Notices: notices}), nil
+}
+
+// waitNotices says what a latency histogram cannot show.
+func waitNotices(m prom.Matrix, key vllm.SignalKey, live bool, lowest float64) []data.Notice {
+	var out []data.Notice
+	out = append(out, data.Notice{Severity: data.NoticeSeverityInfo, Text: vllm.LatencyText(key, live)})
+	if live {
+		out = append(out, data.Notice{Severity: data.NoticeSeverityInfo, Text: vllm.LiveWaitText()})
+	}
+	if below := belowBucket(m, lowest); below != "" {
+		out = append(out, data.Notice{Severity: data.NoticeSeverityWarning,
+			Text: fmt.Sprintf("Some %s values are below %gs, the smallest histogram bucket: they are interpolated inside the first bucket, not measured.", below, lowest)})
+	}
+	return out
+}
+
+// belowBucket returns the first quantile signal with a value under lowest.
+func belowBucket(m prom.Matrix, lowest float64) string {
+	for _, s := range m {
+		sig := s.Labels[vllm.SignalTagLabel]
+		if sig == "" || sig[0] != 'p' {
+			continue
+		}
+		for _, f := range s.Values {
+			if !math.IsNaN(f) && f > 0 && f < lowest {
+				return sig
+			}
+		}
+	}
+	return ""
+}
