@@ -27,6 +27,11 @@ var stallSeries = map[string]map[string]string{
 	"idle":   {"running": "0x40", "waiting": "0x40", "counter": "5x40", "asleep": "0x40", "up": "1x40"},
 	"down":   {"running": "4x40", "waiting": "2x40", "counter": "5x40", "asleep": "0x40", "up": "0x40"},
 	"gap":    {"running": "4x13 0 4x25", "waiting": "0x40", "counter": "5x40", "asleep": "0x40", "up": "1x40"},
+	// young is first scraped at 6m, busy, its counters flat for want of
+	// history: the alert's condition holds at 8m (its `for:` waits it
+	// out); the fleet table, saturation and health (StalledSeen) never
+	// call it stalled.
+	"young": {"running": "_x24 4x16", "waiting": "_x24 0x16", "counter": "_x24 5x16", "asleep": "_x24 0x16", "up": "_x24 1x16"},
 }
 
 // TestStalledAgreesWithTheAlert evaluates the plugin's stall expression
@@ -35,10 +40,13 @@ var stallSeries = map[string]map[string]string{
 // window has passed since the wedged engine's last counter change nothing
 // is stalled, a second after it the wedged engine is, and later also the
 // engine whose batch emptied once. The slow, sleeping, idle and down
-// engines never are.
+// engines never are. The guarded expression the fleet table, saturation
+// and health use (StalledSeen) agrees too, except on the engine first
+// scraped within the window, which only the unguarded two return.
 func TestStalledAgreesWithTheAlert(t *testing.T) {
 	b := vllm.Builder{Prefix: "vllm:", InstanceLabel: "instance"}
 	plugin := b.Stalled(b.EngineLabels(), models.Filters{}, 3*time.Minute)
+	seen := b.StalledSeen(b.EngineLabels(), models.Filters{}, 3*time.Minute)
 	alert := stalledAlertExpr(t)
 	labels := func(inst string, engine bool) string {
 		if engine {
@@ -51,12 +59,13 @@ func TestStalledAgreesWithTheAlert(t *testing.T) {
 		value float64
 	}
 	evals := []struct {
-		at   string
-		want []want
+		at    string
+		want  []want
+		young bool // the unguarded expressions also return young
 	}{
-		{"3m44s", nil},
-		{"3m46s", []want{{"wedged", 6}}},
-		{"8m", []want{{"wedged", 6}, {"gap", 4}}},
+		{"3m44s", nil, false},
+		{"3m46s", []want{{"wedged", 6}}, false},
+		{"8m", []want{{"wedged", 6}, {"gap", 4}}, true},
 	}
 	var sb strings.Builder
 	sb.WriteString("rule_files: [empty.yml]\nevaluation_interval: 15s\ntests:\n  - interval: 15s\n    input_series:\n")
@@ -77,16 +86,21 @@ func TestStalledAgreesWithTheAlert(t *testing.T) {
 	sb.WriteString("    promql_expr_test:\n")
 	for _, ev := range evals {
 		for _, e := range []struct {
-			expr   string
-			engine bool
-		}{{plugin, true}, {alert, false}} {
+			expr    string
+			engine  bool
+			guarded bool
+		}{{plugin, true, false}, {seen, true, true}, {alert, false, false}} {
 			fmt.Fprintf(&sb, "      - expr: %q\n        eval_time: %s\n        exp_samples:", e.expr, ev.at)
-			if len(ev.want) == 0 {
+			samples := ev.want
+			if ev.young && !e.guarded {
+				samples = append(append([]want{}, samples...), want{"young", 4})
+			}
+			if len(samples) == 0 {
 				sb.WriteString(" []\n")
 				continue
 			}
 			sb.WriteString("\n")
-			for _, w := range ev.want {
+			for _, w := range samples {
 				fmt.Fprintf(&sb, "          - labels: '%s'\n            value: %g\n", labels(w.inst, e.engine), w.value)
 			}
 		}

@@ -47,7 +47,7 @@ func TestFleetStalledAndSleeping(t *testing.T) {
 		"min by (instance) (up":                                                        up,
 		"sum by (instance, engine, model_name) (vllm:num_requests_waiting":             waiting,
 		"sum by (instance, engine, model_name) (vllm:num_requests_running":             running,
-		"((sum by (instance, engine, model_name) (min_over_time(":                      {sample("a:1", "0", 7), sample("c:1", "0", 7), sample("e:1", "0", 7), sample("f:1", "0", 7)},
+		"(((sum by (instance, engine, model_name) (min_over_time(":                     {sample("a:1", "0", 7), sample("c:1", "0", 7), sample("e:1", "0", 7), sample("f:1", "0", 7)},
 		"max by (instance, engine, model_name) (vllm:engine_sleep_state{sleep_state!=": {sample("c:1", "0", 1), sample("d:1", "0", 1), sample("g:1", "0", 0)},
 	}
 	e := &query.Executor{Prom: fake, Settings: goldenSettings(), Detector: query.NewDetector(fake, "vllm:", func() time.Time { return to })}

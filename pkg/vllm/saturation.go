@@ -48,9 +48,11 @@ func (b Builder) SaturationSignals(g models.Grouping, f models.Filters, window t
 
 // SaturationStallSignal is the saturation query's stall expression per
 // grouping: a sample at each step the group was stalled over the stall
-// window before it (Stalled, the VLLMEngineStalled alert's condition).
+// window before it and had reported before that window (StalledSeen: the
+// VLLMEngineStalled alert's condition, never for a group too young to
+// have shown it).
 func (b Builder) SaturationStallSignal(g models.Grouping, f models.Filters, stallWindow time.Duration) SignalExpr {
-	return SignalExpr{SatStalled, b.Stalled(b.GroupLabels(g), f, stallWindow)}
+	return SignalExpr{SatStalled, b.StalledSeen(b.GroupLabels(g), f, stallWindow)}
 }
 
 // fnUnion applies a range function to each wire name of a signal.

@@ -24,13 +24,25 @@ const (
 var asleep = labels.MustNewMatcher(labels.MatchNotEqual, "sleep_state", "awake")
 
 // FleetStallSignals are the fleet table's stall and sleep expressions,
-// at the range end: the engines stalled over window, and those asleep now.
+// at the range end: the engines stalled over window (StalledSeen), and
+// those asleep now.
 func (b Builder) FleetStallSignals(f models.Filters, window time.Duration) []SignalExpr {
 	el := b.EngineLabels()
 	return []SignalExpr{
-		{FleetStalled, b.Stalled(el, f, window)},
+		{FleetStalled, b.StalledSeen(el, f, window)},
 		{FleetSleeping, agg("max", el, b.sleepUnion(f, "", ""))},
 	}
+}
+
+// StalledSeen is Stalled kept to the groups that reported before the
+// window began (reportedBefore). "No progress for <window>" is what the
+// fleet table, the saturation verdict and the health line say, and an
+// engine watched for less than the window (a server started seconds ago,
+// a fleet just added to the scrape config) cannot have shown it: its
+// counters are flat for want of history. The alert needs no such guard:
+// its `for:` outlasts the window.
+func (b Builder) StalledSeen(gl []string, f models.Filters, window time.Duration) string {
+	return "(" + b.Stalled(gl, f, window) + ") and " + onLabels(gl) + " " + b.reportedBefore(gl, f, window)
 }
 
 // Stalled is the VLLMEngineStalled alert's condition per group of labels
@@ -79,20 +91,10 @@ func (b Builder) sleepUnion(f models.Filters, fn, window string) string {
 }
 
 // HealthStallSignals are the health check's stall and sleep expressions:
-// FleetStallSignals, with the stalled engines kept to those that reported
-// before the window began (reportedBefore). The health line says "no
-// progress for <window>", which an engine watched for less than the
-// window (a server started seconds ago, a fleet just added to the scrape
-// config) cannot have shown: its counters are flat for want of history.
+// the fleet table's, so that Save & test and the table name the same
+// engines.
 func (b Builder) HealthStallSignals(f models.Filters, window time.Duration) []SignalExpr {
-	el := b.EngineLabels()
-	sigs := b.FleetStallSignals(f, window)
-	for i := range sigs {
-		if sigs[i].Name == FleetStalled {
-			sigs[i].Expr = "(" + sigs[i].Expr + ") and " + onLabels(el) + " " + b.reportedBefore(el, f, window)
-		}
-	}
-	return sigs
+	return b.FleetStallSignals(f, window)
 }
 
 // reportedBefore has a sample per group gl whose running-requests gauge

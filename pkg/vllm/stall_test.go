@@ -1,6 +1,7 @@
 package vllm
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -38,9 +39,11 @@ func TestStalledMatchesTheAlert(t *testing.T) {
 		b.FleetStallSignals(models.Filters{}, time.Minute)[1].Expr)
 }
 
-// TestHealthStalledNeedsHistory: the health check's stall expression is
-// the fleet's, kept to engines that reported before the window began; the
-// sleep expression is the fleet's unchanged; both parse, with every prefix.
+// TestHealthStalledNeedsHistory: the fleet table's (and the health
+// check's, the same) stall expression is the alert's condition kept to
+// engines that reported before the window began; the sleep expression is
+// unguarded; both parse, with every prefix. The saturation verdict's is
+// kept the same way, per its grouping.
 func TestHealthStalledNeedsHistory(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -56,12 +59,15 @@ func TestHealthStalledNeedsHistory(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fleet := tt.b.FleetStallSignals(models.Filters{}, 3*time.Minute)
-			got := tt.b.HealthStallSignals(models.Filters{}, 3*time.Minute)
-			require.Len(t, got, len(fleet))
+			el := tt.b.EngineLabels()
+			got := tt.b.FleetStallSignals(models.Filters{}, 3*time.Minute)
+			require.Equal(t, got, tt.b.HealthStallSignals(models.Filters{}, 3*time.Minute), "health names the engines the table does")
 			require.Equal(t, FleetStalled, got[0].Name)
-			require.Equal(t, "("+fleet[0].Expr+tt.suffix, got[0].Expr)
-			require.Equal(t, fleet[1], got[1])
+			require.Equal(t, "("+tt.b.Stalled(el, models.Filters{}, 3*time.Minute)+tt.suffix, got[0].Expr)
+			require.Equal(t, `max by (instance, engine, model_name) (`+tt.b.sleepUnion(models.Filters{}, "", "")+`)`, got[1].Expr)
+			sat := tt.b.SaturationStallSignal(models.GroupInstance, models.Filters{}, 3*time.Minute)
+			require.Equal(t, "("+tt.b.Stalled([]string{"instance"}, models.Filters{}, 3*time.Minute)+
+				strings.ReplaceAll(tt.suffix, "instance, engine, model_name", "instance"), sat.Expr)
 			for _, s := range got {
 				_, err := parser.NewParser(parser.Options{}).ParseExpr(s.Expr)
 				require.NoError(t, err, s.Expr)
