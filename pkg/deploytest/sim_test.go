@@ -64,8 +64,8 @@ func startSimViaEntrypoint(t *testing.T, targetsFile string, env ...string) {
 }
 
 // TestSimEntrypoint: the compose entrypoint starts the fleet that
-// deploy/vllm-sim.flags describes (one target per instance) and passes its
-// own settings after the file's.
+// deploy/vllm-sim.flags describes (one target per instance, grouped by
+// prefill/decode role) and passes its own settings after the file's.
 func TestSimEntrypoint(t *testing.T) {
 	t.Parallel()
 	_, flags := simFlags(t)
@@ -76,14 +76,30 @@ func TestSimEntrypoint(t *testing.T) {
 	startSimViaEntrypoint(t, targets)
 
 	var groups []struct {
-		Targets []string `json:"targets"`
+		Targets []string          `json:"targets"`
+		Labels  map[string]string `json:"labels"`
 	}
 	b, err := os.ReadFile(targets)
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &groups), "targets file: %s", b)
-	require.Len(t, groups, 1)
-	require.Len(t, groups[0].Targets, instances, "one target per --instances of deploy/vllm-sim.flags")
-	for _, tg := range groups[0].Targets {
+	// With --roles the instances are grouped by role, each group labelled
+	// with it (KServe's llm_isvc_role, as the plugin reads it).
+	roles := map[string]bool{}
+	for _, r := range strings.Split(flags["roles"], ",") {
+		if r != "" {
+			roles[r] = true
+		}
+	}
+	var all []string
+	for _, g := range groups {
+		all = append(all, g.Targets...)
+		if len(roles) > 0 {
+			require.True(t, roles[g.Labels["llm_isvc_role"]], "group %v: a role of --roles %s", g.Labels, flags["roles"])
+		}
+	}
+	require.Len(t, groups, max(1, len(roles)), "one group per role")
+	require.Len(t, all, instances, "one target per --instances of deploy/vllm-sim.flags")
+	for _, tg := range all {
 		require.True(t, strings.HasPrefix(tg, "127.0.0.1:"), "VLLM_SIM_LISTEN must reach vllm-sim: %s", tg)
 	}
 }
