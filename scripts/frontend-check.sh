@@ -6,12 +6,22 @@
 # registry, plus apt for Chromium when /usr/bin/chromium is missing.
 #
 #   scripts/frontend-check.sh            # install only when node_modules is missing or older than the lockfile
-#   FRONTEND_CI_INSTALL=always scripts/frontend-check.sh   # always start from a clean `npm ci`
+#   FRONTEND_CI_INSTALL=always scripts/frontend-check.sh   # always start from a clean `npm ci` (never the cached copy)
 #   CHROMIUM=/path/to/chrome scripts/frontend-check.sh    # use another Chromium instead of /usr/bin/chromium
 #   GRAFANA_COMPAT_VERSIONS="11.6.0 12.0.0" scripts/frontend-check.sh   # check other Grafana versions' APIs
+#   scripts/frontend-check.sh checks     # only install, typecheck, lint, compatibility and jest (nothing in dist/)
+#   scripts/frontend-check.sh dist       # only the build, dist/ checks and the browser check
+# The two phases let scripts/test.sh run the checks beside the Go tests (they write nothing the Go tests read) and
+# the build afterwards (it rewrites dist/, which the release and host tests read while they run).
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+phase="${1:-all}"
+case "$phase" in
+  all | checks | dist) ;;
+  *) echo "unknown phase ${phase}; usage: scripts/frontend-check.sh [all|checks|dist]" >&2; exit 2 ;;
+esac
 
 PLUGIN_ID="inferops-vllm-datasource"
 EXECUTABLE="gpx_vllm"
@@ -59,16 +69,20 @@ compat() {
   done
 }
 
-if needs_install; then
-  step "install" npm ci --no-audit --no-fund
-else
-  echo "==> install: node_modules is up to date with package-lock.json, skipping npm ci"
-fi
+if [[ "$phase" != dist ]]; then
+  if needs_install; then
+    step "install" bash scripts/npm-install.sh
+  else
+    echo "==> install: node_modules is up to date with package-lock.json, skipping npm ci"
+  fi
 
-step "typecheck" npm run typecheck
-step "lint" npm run lint
-step "grafana compatibility" compat
-step "test" npm run test:ci
+  step "typecheck" npm run typecheck
+  step "lint" npm run lint
+  step "grafana compatibility" compat
+  step "test" npm run test:ci
+fi
+[[ "$phase" == checks ]] && exit 0
+
 step "build" npm run build
 
 # The build must leave a loadable plugin frontend: the bundle, and plugin.json as a real file (src/plugin.json is a

@@ -114,7 +114,7 @@ needs_install() {
 
 start=$SECONDS
 if needs_install; then
-  step "npm ci" npm ci --no-audit --no-fund
+  step "npm ci (or its cached copy)" bash scripts/npm-install.sh
 fi
 # A clean dist/: nothing from a development build or an older version may end up in the archive.
 rm -rf dist

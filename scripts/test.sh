@@ -42,6 +42,9 @@ apt_install() {
 backends_log=$(mktemp)
 bash scripts/backends.sh >"$backends_log" 2>&1 &
 backends_pid=$!
+frontend_pid=""
+# A failed step ends the suite; the background jobs end with it.
+trap 'kill $backends_pid $frontend_pid 2>/dev/null || true' EXIT
 
 step "system packages (prometheus, promtool, victoria-metrics, node exporter)"
 apt_install prometheus victoria-metrics prometheus-node-exporter
@@ -86,6 +89,13 @@ VLLM_PLUGIN_ARCHIVE="$PWD/release/inferops-vllm-datasource-$(node -p "require('.
 VLLM_PLUGIN_PLATFORMS="$PACKAGE_PLATFORMS"
 export VLLM_PLUGIN_ARCHIVE VLLM_PLUGIN_PLATFORMS
 
+# The frontend's checks (typecheck, lint, Grafana API compatibility, jest) read only src/ and node_modules (which
+# package.sh installed), so they run beside the Go tests, which spend most of their time waiting on Prometheus'
+# scrapes; the build and browser check come after them, since the build rewrites dist/.
+frontend_log=$(mktemp)
+nice -n 5 bash scripts/frontend-check.sh checks >"$frontend_log" 2>&1 &
+frontend_pid=$!
+
 step "back ends: Prometheus 3 and Thanos from the Go module proxy (started in the background at the top)"
 if ! wait "$backends_pid"; then
 	cat "$backends_log" >&2
@@ -96,9 +106,10 @@ cat "$backends_log"
 rm -f "$backends_log"
 
 step "go test (unit, integration against real Prometheus, host)"
-# -parallel: integration tests wait seconds on Prometheus' first scrape, so
-# they overlap; they are I/O bound, not CPU bound.
-go test -count=1 -parallel 6 -timeout 20m ./pkg/... ./cmd/...
+# -parallel and -p: integration tests wait seconds on Prometheus' scrapes, so
+# they overlap, within a package and across the three long packages (query,
+# plugin, deploytest); they are I/O bound, not CPU bound.
+go test -count=1 -p 3 -parallel 6 -timeout 20m ./pkg/... ./cmd/...
 
 step "fleet bench, short (scripts/bench.sh --short: backfilled Prometheus, plugin vs raw HTTP; no timing asserted)"
 bash scripts/bench.sh --short
@@ -124,8 +135,18 @@ step "backend build (mage build:linux)"
 go run github.com/magefile/mage -v build:linux
 test -x dist/gpx_vllm_linux_amd64
 
-step "frontend (npm ci, typecheck, lint, jest, build, browser check)"
-bash scripts/frontend-check.sh
+step "frontend checks (typecheck, lint, Grafana compatibility, jest; started after the release archive)"
+frontend_ok=1
+wait "$frontend_pid" || frontend_ok=0
+cat "$frontend_log"
+rm -f "$frontend_log"
+if [ "$frontend_ok" -ne 1 ]; then
+	echo "scripts/frontend-check.sh checks failed (its output is above)" >&2
+	exit 1
+fi
+
+step "frontend build (production build, dist/ checks, browser check)"
+bash scripts/frontend-check.sh dist
 
 step "done"
 echo
