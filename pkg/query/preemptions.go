@@ -18,16 +18,19 @@ func (p *plan) preemptions(ctx context.Context) (data.Frames, error) {
 		return p.preemptionRate(ctx, preempt)
 	}
 	expr := p.builder.Preemptions(p.query.Filters)
-	m, _, err := p.memo.rangeQuery(ctx, expr, p.rng())
+	m, warn, err := p.memo.rangeQuery(ctx, expr, p.rng())
 	if err != nil {
 		return nil, err
 	}
 	events := vllm.PreemptionEventsBy(m, p.builder.InstanceOf, p.timeRange.Step)
-	notices := p.noticesFor(p.signalNotices(ctx, tagsOf(m), []need{preempt}, vllm.KVUsage))
+	notices := p.noticesFor(warningNotices(warn), p.signalNotices(ctx, tagsOf(m), []need{preempt}, vllm.KVUsage))
 	return data.Frames{frames.Annotations(events, strings.Join(p.builder.IdentityLabels(), vllm.IdentitySeparator), p.executed(expr), notices)}, nil
 }
 
-// preemptionRate answers preemptions per second per grouping.
+// preemptionRate answers preemptions per second per grouping. It is never
+// read from the recorded rates: those are plain rate(), while this rate
+// corrects engines younger than its window (youngRateUnion), which no
+// recorded series can (they keep neither the raw series nor their times).
 func (p *plan) preemptionRate(ctx context.Context, preempt need) (data.Frames, error) {
 	expr := p.builder.PreemptionRate(p.query.Grouping, p.query.Filters, p.window)
 	m, warn, err := p.memo.rangeQuery(ctx, expr, p.rng())

@@ -58,6 +58,12 @@ var ruleCases = []ruleCase{
 	{"by instance, which pods' recorded series lose", `{"queryType":"waitTime","family":"ttft","quantiles":[0.99],"grouping":"instance"}`, "", false},
 	{"a job selector the rules sum away", `{"queryType":"waitTime","family":"ttft","quantiles":[0.99],"grouping":"model"}`, `,"selector":"job=\"vllm\""`, false},
 	{"a matcher on a label the rules drop", `{"queryType":"waitTime","family":"ttft","quantiles":[0.99],"grouping":"model","matchers":"job=\"vllm\""}`, "", false},
+	// The preemption rate corrects series younger than its window, which
+	// the recorded rates cannot (preemptionRate in preemptions.go): raw by
+	// model and by pod too.
+	{"preemption rate by model, corrected for young series", `{"queryType":"preemptions","asSeries":true,"grouping":"model"}`, "", false},
+	{"preemption rate by pod, corrected for young series", `{"queryType":"preemptions","asSeries":true,"grouping":"instance"}`, `,"instanceLabel":"pod"`, false},
+	{"preemption rate under a matcher the rules drop", `{"queryType":"preemptions","asSeries":true,"grouping":"model","matchers":"job=\"vllm\""}`, "", false},
 }
 
 // TestRulesExactness checks issue 22 item 3 on Prometheus 2 and 3 and

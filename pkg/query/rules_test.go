@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
@@ -26,6 +27,8 @@ type ruleProm struct {
 	mu    sync.Mutex
 	asked []string
 	names int // rule-name listings
+	// warn is the warnings every range query answers with.
+	warn []string
 }
 
 func (p *ruleProm) MetricNames(_ context.Context, sel string, _, _ time.Time) ([]string, error) {
@@ -56,7 +59,7 @@ func (p *ruleProm) QueryRange(_ context.Context, expr string, _ v1.Range) (prom.
 	p.mu.Lock()
 	p.asked = append(p.asked, expr)
 	p.mu.Unlock()
-	return nil, nil, nil
+	return nil, p.warn, nil
 }
 
 func (p *ruleProm) exprs() string {
@@ -103,6 +106,14 @@ func TestRulePlanning(t *testing.T) {
 		{"nearest still needs the rules at the range's start", `{"recordingRules":"nearest"}`, wait, time.Minute, 30 * time.Minute,
 			"rate(vllm:", "engine:", false},
 		{"off by name", `{"recordingRules":"off"}`, wait, 30 * time.Second, 2 * time.Hour, "rate(vllm:", "engine:", false},
+		// The preemption rate corrects young series (preemptionRate),
+		// which the recorded rates cannot: raw under both policies.
+		{"preemption rate by model stays raw", `{}`, preemptRate("model"), 30 * time.Second, 2 * time.Hour,
+			"sum by (model_name) ((rate(vllm:num_preemptions_total[60s]) * 60 / clamp_min(", "engine:", false},
+		{"preemption rate by instance stays raw", `{}`, preemptRate("instance"), 30 * time.Second, 2 * time.Hour,
+			"sum by (instance) ((rate(vllm:num_preemptions_total[60s])", "engine:", false},
+		{"nearest: preemption rate stays raw", `{"recordingRules":"nearest"}`, preemptRate("none"), time.Minute, 2 * time.Hour,
+			"sum((rate(vllm:num_preemptions_total[75s])", "engine:", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -124,6 +135,45 @@ func TestRulePlanning(t *testing.T) {
 			} else {
 				require.NotContains(t, noticeTexts(r.Frames), "recording rules")
 			}
+		})
+	}
+}
+
+// preemptRate is the preemptions query as a rate by grouping.
+func preemptRate(grouping string) string {
+	return `{"queryType":"preemptions","asSeries":true,"grouping":"` + grouping + `"}`
+}
+
+// TestPreemptionWarnings: Prometheus' warnings reach the preemptions
+// answer as warning notices, as annotations and as a rate alike.
+func TestPreemptionWarnings(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	tests := []struct{ name, query string }{
+		{"annotations", `{"queryType":"preemptions"}`},
+		{"rate", preemptRate("model")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fp := &ruleProm{since: now.Add(-2 * time.Hour), warn: []string{" partial response: store b down "}}
+			s, err := models.LoadSettings(context.Background(), backend.DataSourceInstanceSettings{URL: "http://prom:9090", JSONData: []byte(`{}`)})
+			require.NoError(t, err)
+			e := &query.Executor{Prom: fp, Settings: s, Detector: query.NewDetector(fp, s.MetricPrefix, func() time.Time { return now }),
+				Now: func() time.Time { return now }}
+			r := run(t, e, dq("A", tt.query, now.Add(-time.Hour), now)).Responses["A"]
+			require.NoError(t, r.Error)
+			require.NotEmpty(t, r.Frames)
+			var warned []string
+			for _, f := range r.Frames {
+				if f.Meta == nil {
+					continue
+				}
+				for _, n := range f.Meta.Notices {
+					if n.Severity == data.NoticeSeverityWarning && strings.HasPrefix(n.Text, "Prometheus: ") {
+						warned = append(warned, n.Text)
+					}
+				}
+			}
+			require.Equal(t, []string{"Prometheus: partial response: store b down"}, warned)
 		})
 	}
 }
