@@ -12,8 +12,9 @@ import (
 // queue runs each signal as its own plain expression, concurrently (see
 // vllm.QueueSignals for why), and tags the series here.
 func (p *plan) queue(ctx context.Context) (data.Frames, error) {
-	sigs, ruleNotes := p.queueSignals(ctx)
-	m, warn, err := p.signals(ctx, sigs)
+	sigs := p.builder.QueueSignals(p.query.Grouping, p.query.Filters)
+	mixes, ruleNotes := p.queueSignals(ctx, sigs)
+	m, warn, err := p.mixedSignals(ctx, sigs, mixes)
 	if err != nil {
 		return nil, err
 	}
@@ -23,6 +24,6 @@ func (p *plan) queue(ctx context.Context) (data.Frames, error) {
 		{key: vllm.Waiting, tags: []string{"waiting"}, without: "the waiting series are left out"},
 	})
 	return frames.TimeSeries(m, frames.SeriesOptions{Unit: string(vllm.UnitRequests), Legend: p.query.Legend, Units: gatewayUnits,
-		GroupLabels: p.builder.GroupLabels(p.query.Grouping), Executed: p.executed(exprsOf(sigs)...),
+		GroupLabels: p.builder.GroupLabels(p.query.Grouping), Executed: p.executed(mixExprs(mixes)...),
 		Notices: p.noticesFor(ruleNotes, warningNotices(warn), p.gatewayNotices(m), roleNotes, missing)}), nil
 }

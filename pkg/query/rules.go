@@ -30,6 +30,10 @@ type RuleDiscovery struct {
 	// since is the earliest time a coverage probe found recorded series:
 	// the rules have been evaluated from then on.
 	since map[string]time.Time
+	// first is the first evaluation a probe found inside a range that
+	// started before the rules (rulemix.go); forgotten at each refresh, so
+	// rules backfilled later are seen within RulesTTL.
+	first map[string]time.Time
 }
 
 // NewRuleDiscovery returns a discovery for the rule prefix inside the
@@ -38,7 +42,7 @@ func NewRuleDiscovery(p Prometheus, b vllm.Builder, prefix string, now func() ti
 	if now == nil {
 		now = time.Now
 	}
-	return &RuleDiscovery{prom: p, b: vllm.Builder{Scope: b.Scope}, prefix: prefix, now: now, since: map[string]time.Time{}}
+	return &RuleDiscovery{prom: p, b: vllm.Builder{Scope: b.Scope}, prefix: prefix, now: now, since: map[string]time.Time{}, first: map[string]time.Time{}}
 }
 
 // Get returns the cached rule set, refreshing it when stale. An error
@@ -54,14 +58,14 @@ func (d *RuleDiscovery) Get(ctx context.Context) vllm.RuleSet {
 	if err != nil {
 		return vllm.RuleSet{Prefix: d.prefix}
 	}
-	d.set, d.fetched = set, now
+	d.set, d.fetched, d.first = set, now, map[string]time.Time{}
 	return set
 }
 
 // Invalidate forgets the cache (health's "Save & test").
 func (d *RuleDiscovery) Invalidate() {
 	d.mu.Lock()
-	d.fetched, d.since = time.Time{}, map[string]time.Time{}
+	d.fetched, d.since, d.first = time.Time{}, map[string]time.Time{}, map[string]time.Time{}
 	d.mu.Unlock()
 }
 
@@ -205,41 +209,33 @@ func (u ruleUse) notice() data.Notice {
 	return data.Notice{Severity: data.NoticeSeverityInfo, Text: vllm.RulesFitNotice(u.rs.Prefix, u.rs.Interval, u.fit, u.window)}
 }
 
-// waitTimeExpr is the waitTime expression: on recorded bucket rates when
-// they answer the question (exactly, or closely under the nearest policy),
+// waitTimeExpr is the waitTime plan: on recorded bucket rates when they
+// answer the question (exactly, or closely under the nearest policy), from
+// their first evaluation on when the range starts before it (rulemix.go),
 // with the notice that says so; raw otherwise.
-func (p *plan) waitTimeExpr(ctx context.Context) (string, []data.Notice) {
+func (p *plan) waitTimeExpr(ctx context.Context) (ruleMix, []data.Notice) {
 	raw := p.builder.WaitTime(p.query.Family, p.query.Quantiles, p.query.Live, p.query.Grouping, p.query.Filters, p.window)
 	u, ok := p.onRules(ctx, p.window)
 	if !ok {
-		return raw, nil
+		return rawMix(raw), nil
 	}
 	rp, ok := p.builder.WaitTimeFromRules(u.rs.Prefix, p.query.Family, p.query.Quantiles, p.query.Live, p.query.Grouping, p.query.Filters, u.fit.Window)
-	if !ok || !p.usable(ctx, u, rp) {
-		return raw, nil
-	}
-	return rp.Expr, []data.Notice{u.notice()}
+	return p.mixOne(ctx, u, ruleCandidate{raw: raw, rp: rp, ok: ok})
 }
 
-// queueSignals are the queue's expressions with running and waiting read
-// from the recorded sums when they answer the question.
-func (p *plan) queueSignals(ctx context.Context) ([]vllm.SignalExpr, []data.Notice) {
-	sigs := p.builder.QueueSignals(p.query.Grouping, p.query.Filters)
+// queueSignals are the plans of the queue's expressions sigs, with running
+// and waiting read from the recorded sums when they answer the question
+// (from the rules' first evaluation on when the range starts before it).
+func (p *plan) queueSignals(ctx context.Context, sigs []vllm.SignalExpr) ([]ruleMix, []data.Notice) {
 	u, ok := p.onRules(ctx, "")
-	if !ok {
-		return sigs, nil
-	}
-	used := false
+	cs := make([]ruleCandidate, len(sigs))
 	for i, s := range sigs {
-		rp, ok := p.builder.QueueSignalFromRules(u.rs.Prefix, s.Name, p.query.Grouping, p.query.Filters)
-		if ok && p.usable(ctx, u, rp) {
-			sigs[i].Expr, used = rp.Expr, true
+		cs[i].raw = s.Expr
+		if ok {
+			cs[i].rp, cs[i].ok = p.builder.QueueSignalFromRules(u.rs.Prefix, s.Name, p.query.Grouping, p.query.Filters)
 		}
 	}
-	if !used {
-		return sigs, nil
-	}
-	return sigs, []data.Notice{u.notice()}
+	return p.mixed(ctx, u, cs) // all raw, without a notice, when no candidate is ok
 }
 
 // topkRanking is topK's ranking expression, on recorded series when they

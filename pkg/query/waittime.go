@@ -14,11 +14,12 @@ import (
 
 // waitTime answers a latency family's quantiles and mean (and the live
 // wait) from one expression, on the recording rules where they answer it
-// exactly (rules.go).
+// exactly (rules.go), from their first evaluation on when the range starts
+// before it (rulemix.go).
 func (p *plan) waitTime(ctx context.Context) (data.Frames, error) {
 	key := vllm.FamilySignals[p.query.Family]
-	expr, ruleNotes := p.waitTimeExpr(ctx)
-	m, warn, err := p.memo.rangeQuery(ctx, expr, p.rng())
+	mix, ruleNotes := p.waitTimeExpr(ctx)
+	m, warn, err := p.mixRange(ctx, mix)
 	if err != nil {
 		return nil, err
 	}
@@ -30,7 +31,7 @@ func (p *plan) waitTime(ctx context.Context) (data.Frames, error) {
 	notices := p.noticesFor(ruleNotes, warningNotices(warn), waitNotices(m, key, p.query.Live, p.lowestBound(ctx, key)), roleNotes,
 		p.signalNotices(ctx, tagsOf(m), needs, key))
 	return frames.TimeSeries(m, frames.SeriesOptions{Unit: string(vllm.UnitSeconds), Legend: p.query.Legend,
-		GroupLabels: p.builder.GroupLabels(p.query.Grouping), Executed: p.executed(expr), Notices: notices}), nil
+		GroupLabels: p.builder.GroupLabels(p.query.Grouping), Executed: p.executed(mix.exprs()...), Notices: notices}), nil
 }
 
 // waitNotices says what a latency histogram cannot show.
