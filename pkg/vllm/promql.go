@@ -251,8 +251,7 @@ func (b Builder) GPUSeries(instances []string) string {
 // rate() divides the increase it saw by the whole window, so a series
 // younger than the window (an engine that just started) reads low by
 // window ÷ age. Each series' rate is scaled by window ÷ the time it has
-// covered, found with timestamp(), which returns a sample's own time: the
-// oldest sample in the window, at the scrape interval's resolution.
+// covered: see youngCovered.
 func (b Builder) youngRateUnion(key SignalKey, f models.Filters, suffix, window string) string {
 	w, err := model.ParseDuration(window)
 	if b.Resolution == "" || err != nil {
@@ -262,17 +261,43 @@ func (b Builder) youngRateUnion(key SignalKey, f models.Filters, suffix, window 
 	if err != nil {
 		return b.rateUnion(key, f, suffix, window)
 	}
-	secs := func(d model.Duration) string { return strconv.FormatFloat(time.Duration(d).Seconds(), 'f', -1, 64) }
 	m := b.matchers(f)
 	parts := []string{}
 	for _, n := range b.names(key) {
 		sel := selector(n+suffix, m)
-		covered := fmt.Sprintf("clamp_min(clamp_max(time() - min_over_time(timestamp(%s)[%s:%s]), %s), %s)",
-			sel, window, b.Resolution, secs(w), secs(res))
-		parts = append(parts, fmt.Sprintf("(rate(%s[%s]) * %s / %s)", sel, window, secs(w), covered))
+		parts = append(parts, fmt.Sprintf("(rate(%s[%s]) * (%s / %s))", sel, window, seconds(w), youngCovered(sel, w, res)))
 	}
 	if len(parts) == 1 {
 		return parts[0]
 	}
 	return "(" + strings.Join(parts, " or ") + ")"
+}
+
+// youngCovered is the time a series has covered of a window w, between
+// res and w: time() minus its oldest sample, found with timestamp() (a
+// sample's own time) at the minimum over a subquery stepped at res.
+//
+// The subquery spans w+res, not w, so that a series at least w old reads
+// exactly w (a factor of exactly 1, written w / covered so no rounding is
+// left): its steps lie on multiples of res, and every half-open interval
+// of length res holds one, so one step s lies in (t-w-res, t-w] whether
+// the range is left-open (Prometheus 3, VictoriaMetrics' rollup windows)
+// or closed (Prometheus 2), at any evaluation time t. timestamp() at s
+// is the last sample at or before s (Prometheus' lookback; VictoriaMetrics'
+// rollup window, at least the step), so the minimum is at or before t-w
+// and clamp_max makes it w. Over a range of only w the first step is
+// after t-w on Prometheus 3 (and on Prometheus 2 at unaligned times),
+// and timestamp() there may return a sample up to res after t-w: every
+// steady series then read up to w ÷ (w-res) high (1.33× at 60s over 15s).
+// A younger series has no sample before its first, so the extra res
+// changes nothing for it: the minimum is its first sample. The range is
+// written in plain seconds ("75s", not "1m15s") for every back end's parser.
+func youngCovered(sel string, w, res model.Duration) string {
+	return fmt.Sprintf("clamp_min(clamp_max(time() - min_over_time(timestamp(%s)[%s:%s]), %s), %s)",
+		sel, promDur(time.Duration(w+res)), promDur(time.Duration(res)), seconds(w), seconds(res))
+}
+
+// seconds renders a duration as a PromQL number of seconds.
+func seconds(d model.Duration) string {
+	return strconv.FormatFloat(time.Duration(d).Seconds(), 'f', -1, 64)
 }
