@@ -82,7 +82,10 @@ func (p *plan) series(ctx context.Context, expr string, o frames.SeriesOptions) 
 	if err != nil {
 		return nil, nil, err
 	}
-	o.Legend, o.GroupLabels = p.query.Legend, p.builder.GroupLabels(p.query.Grouping)
+	o.Legend = p.query.Legend
+	if len(o.GroupLabels) == 0 { // gpu and dcgm name their series by node and GPU, not by the query's grouping
+		o.GroupLabels = p.builder.GroupLabels(p.query.Grouping)
+	}
 	o.Executed = p.executed(expr)
 	o.Notices = p.noticesFor(o.Notices, warningNotices(warn))
 	return frames.TimeSeries(m, o), m, nil
