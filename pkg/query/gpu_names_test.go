@@ -17,19 +17,19 @@ import (
 	"github.com/inferops/vllm-datasource/pkg/query"
 )
 
-// gpuProm answers every range query with the given series (a GPU or
-// dcgm-exporter scrape: one series per node and GPU), and nothing else.
-type gpuProm struct{ series []map[string]string }
+// fixedProm answers every range query with the given series (one point
+// each), and nothing else.
+type fixedProm struct{ series []map[string]string }
 
-func (g gpuProm) Query(context.Context, string, time.Time) (model.Vector, []string, error) {
+func (g fixedProm) Query(context.Context, string, time.Time) (model.Vector, []string, error) {
 	return nil, nil, nil
 }
 
-func (g gpuProm) MetricNames(context.Context, string, time.Time, time.Time) ([]string, error) {
+func (g fixedProm) MetricNames(context.Context, string, time.Time, time.Time) ([]string, error) {
 	return nil, nil
 }
 
-func (g gpuProm) QueryRange(_ context.Context, _ string, r v1.Range) (prom.Matrix, []string, error) {
+func (g fixedProm) QueryRange(_ context.Context, _ string, r v1.Range) (prom.Matrix, []string, error) {
 	var m prom.Matrix
 	for _, ls := range g.series {
 		m = append(m, &prom.Series{Labels: ls, Times: []time.Time{r.Start}, Values: []float64{1}})
@@ -65,7 +65,7 @@ func TestGPUSeriesNamedByNodeAndGPU(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s, err := models.LoadSettings(context.Background(), backend.DataSourceInstanceSettings{URL: "http://prom:9090", JSONData: []byte(`{}`)})
 			require.NoError(t, err)
-			fp := gpuProm{series: tt.series}
+			fp := fixedProm{series: tt.series}
 			e := &query.Executor{Prom: fp, Settings: s, Detector: query.NewDetector(fp, s.MetricPrefix, func() time.Time { return now }),
 				Now: func() time.Time { return now }}
 			r := run(t, e, dq("A", tt.query, now.Add(-time.Hour), now)).Responses["A"]

@@ -37,6 +37,7 @@ func (p *plan) preemptionRate(ctx context.Context, preempt need) (data.Frames, e
 	if err != nil {
 		return nil, err
 	}
+	m, roleNotes := p.roleSeries(m)
 	return frames.TimeSeries(m, frames.SeriesOptions{Unit: "ops", Legend: p.query.Legend, GroupLabels: p.builder.GroupLabels(p.query.Grouping),
-		Executed: p.executed(expr), Notices: p.noticesFor(warningNotices(warn), p.signalNotices(ctx, tagsOf(m), []need{preempt}))}), nil
+		Executed: p.executed(expr), Notices: p.noticesFor(warningNotices(warn), roleNotes, p.signalNotices(ctx, tagsOf(m), []need{preempt}))}), nil
 }

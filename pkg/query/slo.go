@@ -63,9 +63,11 @@ func (p *plan) availability(ctx context.Context) (data.Frames, error) {
 	return p.sloFrames(m, sigs, notices), nil
 }
 
-// sloFrames frames an objective's series, every expression in the
-// executed query.
+// sloFrames frames an objective's series (with the role label when
+// grouped by role), every expression in the executed query.
 func (p *plan) sloFrames(m prom.Matrix, sigs []vllm.SignalExpr, notices []data.Notice) data.Frames {
+	m, roleNotes := p.roleSeries(m)
+	notices = append(notices, roleNotes...)
 	return frames.TimeSeries(m, frames.SeriesOptions{Units: sloUnits, Unit: string(vllm.UnitNone), Legend: p.query.Legend,
 		GroupLabels: p.builder.GroupLabels(p.query.Grouping), Executed: p.executed(exprsOf(sigs)...),
 		Notices: notices})
