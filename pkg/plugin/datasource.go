@@ -5,6 +5,7 @@ package plugin
 
 import (
 	"context"
+	"net/http"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
@@ -35,34 +36,48 @@ type Datasource struct {
 	settingsErr error
 	prom        *prom.Client
 	agents      *agent.Client
-	profiles    *query.Profiles
-	executor    *query.Executor
-	now         func() time.Time
-	life        *lifecycle
-	redact      redactor
+	// forwarding is what of the signed-in user's identity goes on to
+	// Prometheus; scopes keeps each forwarded identity's caches apart.
+	forwarding prom.Forwarding
+	scopes     *scopes
+	now        func() time.Time
+	life       *lifecycle
+	redact     redactor
 }
 
 // NewDatasource is the instance factory Grafana's SDK calls when a data
 // source is created or its settings change.
 func NewDatasource(ctx context.Context, s backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
-	ds := &Datasource{now: time.Now, life: newLifecycle(), redact: newRedactor(s)}
+	ds := &Datasource{now: time.Now, life: newLifecycle(), redact: newRedactor(s), forwarding: forwardingOf(s)}
 	ds.settings, ds.settingsErr = models.LoadSettings(ctx, s)
 	if ds.settingsErr != nil {
 		return ds, nil
 	}
-	ds.prom, ds.settingsErr = prom.New(prom.Options{URL: ds.settings.URL, HTTP: ds.settings.HTTPOptions, MaxConcurrent: ds.settings.MaxConcurrentQueries})
+	hopts := ds.settings.HTTPOptions
+	// The plugin forwards the user's identity itself (userOf), filtered
+	// and keyed for the caches; the SDK's forwarding would add every
+	// header Grafana sends, unfiltered and unseen by the cache keys.
+	hopts.ForwardHTTPHeaders = false
+	ds.prom, ds.settingsErr = prom.New(prom.Options{URL: ds.settings.URL, HTTP: hopts, MaxConcurrent: ds.settings.MaxConcurrentQueries})
 	if ds.settingsErr != nil {
 		return ds, nil
 	}
-	ds.profiles = query.NewProfiles(ds.prom, ds.settings, ds.now)
-	ds.executor = &query.Executor{Prom: ds.prom, Settings: ds.settings, Profiles: ds.profiles}
-	agents, err := agent.NewClient(agent.Options{Timeout: ds.settings.Agents.Timeout, Token: ds.settings.Agents.Token})
-	if err != nil {
-		ds.settingsErr = err
+	ds.agents, ds.settingsErr = agent.NewClient(agent.Options{Timeout: ds.settings.Agents.Timeout, Token: ds.settings.Agents.Token})
+	if ds.settingsErr != nil {
+		ds.agents = nil
 		return ds, nil
 	}
-	ds.agents, ds.executor.Agents = agents, agents
+	ds.scopes = newScopes(ds.newScope)
 	return ds, nil
+}
+
+// newScope makes the profile resolver and executor of one identity, its
+// result caches charged to the instance's shared budget. Called only once
+// prom and agents are built.
+func (d *Datasource) newScope(budget *prom.Budget) *scope {
+	profiles := query.NewProfiles(d.prom, d.settings, d.now)
+	ex := &query.Executor{Prom: d.prom, Settings: d.settings, Profiles: profiles, Agents: d.agents, Cache: budget.NewCache(nil)}
+	return &scope{profiles: profiles, executor: ex}
 }
 
 // Dispose is called (by the SDK, a few seconds after the instance was
@@ -80,21 +95,27 @@ func (d *Datasource) Dispose() {
 
 // CheckHealth implements Grafana's "Save & test".
 func (d *Datasource) CheckHealth(ctx context.Context, req *backend.CheckHealthRequest) (*backend.CheckHealthResult, error) {
-	res, err := d.checkHealth(ctx, req)
-	return d.redact.health(res), err
+	if d.settingsErr != nil {
+		return d.redact.health(&backend.CheckHealthResult{Status: backend.HealthStatusError, Message: d.settingsErr.Error()}), nil
+	}
+	var h http.Header
+	if req != nil {
+		h = req.GetHTTPHeaders()
+	}
+	u := d.userOf(ctx, h)
+	res, err := d.checkHealth(u)
+	return u.redact.health(res), err
 }
 
-func (d *Datasource) checkHealth(ctx context.Context, _ *backend.CheckHealthRequest) (*backend.CheckHealthResult, error) {
-	if d.settingsErr != nil {
-		return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: d.settingsErr.Error()}, nil
-	}
-	ctx, done, ok := d.life.begin(ctx)
+func (d *Datasource) checkHealth(u user) (*backend.CheckHealthResult, error) {
+	ctx, done, ok := d.life.begin(u.ctx)
 	defer done()
 	if !ok {
 		return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: errDisposed.Error()}, nil
 	}
-	d.profiles.Invalidate()
-	res := health.Check(ctx, d.prom, d.profiles.Resolve(ctx).Settings, d.now())
+	profiles := u.scope.profiles
+	profiles.Invalidate()
+	res := health.Check(ctx, d.prom, profiles.Resolve(ctx).Settings, d.now())
 	if disposedBy(ctx) {
 		res = &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: errDisposed.Error()}
 	}

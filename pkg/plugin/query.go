@@ -11,21 +11,24 @@ import (
 // QueryData answers each query on its own: one bad query never fails the
 // others in the same request.
 func (d *Datasource) QueryData(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
-	resp, err := d.queryData(ctx, req)
-	d.redact.response(resp)
+	if d.settingsErr != nil {
+		resp := allFailed(req, failure.InvalidInput, d.settingsErr.Error())
+		d.redact.response(resp)
+		return resp, nil
+	}
+	u := d.userOf(ctx, req.GetHTTPHeaders())
+	resp, err := d.queryData(u, req)
+	u.redact.response(resp)
 	return resp, err
 }
 
-func (d *Datasource) queryData(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
-	if d.settingsErr != nil {
-		return allFailed(req, failure.InvalidInput, d.settingsErr.Error()), nil
-	}
-	ctx, done, ok := d.life.begin(ctx)
+func (d *Datasource) queryData(u user, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
+	ctx, done, ok := d.life.begin(u.ctx)
 	defer done()
 	if !ok {
 		return allFailed(req, failure.Canceled, errDisposed.Error()), nil
 	}
-	resp := d.executor.QueryData(ctx, req)
+	resp := u.scope.executor.QueryData(ctx, req)
 	if disposedBy(ctx) {
 		// Whatever failed, failed because the instance was replaced: say so
 		// rather than "context canceled".

@@ -3,6 +3,7 @@ package plugin
 import (
 	"encoding/base64"
 	"errors"
+	"net/http"
 	"sort"
 	"strings"
 
@@ -113,4 +114,36 @@ func (r redactor) sender(next backend.CallResourceResponseSender) backend.CallRe
 		}
 		return next.Send(res)
 	})
+}
+
+// with returns a redactor that also removes the values of one request's
+// forwarded headers (the user's token, ID token and allowed cookies), so
+// a server quoting its request never hands them back in an answer.
+func (r redactor) with(fwd http.Header) redactor {
+	if len(fwd) == 0 {
+		return r
+	}
+	forms := append([]string(nil), r.forms...)
+	add := func(v string) {
+		if v = strings.TrimSpace(v); len(v) >= minSecretLen {
+			forms = append(forms, v)
+		}
+	}
+	for k, vs := range fwd {
+		for _, v := range vs {
+			add(v)
+			switch k {
+			case "Authorization":
+				_, cred, _ := strings.Cut(v, " ") // "Bearer <token>": the token alone too
+				add(cred)
+			case "Cookie":
+				cs, _ := http.ParseCookie(v)
+				for _, c := range cs {
+					add(c.Value)
+				}
+			}
+		}
+	}
+	sort.Slice(forms, func(i, j int) bool { return len(forms[i]) > len(forms[j]) })
+	return redactor{forms: forms}
 }

@@ -14,15 +14,17 @@ import (
 // CallResource serves the editor's allow-listed resource routes (models,
 // instances, engines); any other path is 404.
 func (d *Datasource) CallResource(ctx context.Context, req *backend.CallResourceRequest, sender backend.CallResourceResponseSender) error {
-	sender = d.redact.sender(sender)
 	if d.settingsErr != nil {
+		sender = d.redact.sender(sender)
 		invalid := failure.Of(failure.InvalidInput)
 		invalid.Record(ctx)
 		return sender.Send(&backend.CallResourceResponse{Status: invalid.HTTPStatus(),
 			Headers: map[string][]string{"Content-Type": {"application/json"}},
 			Body:    []byte(`{"error":"data source settings are invalid; open the data source and press Save & test"}`)})
 	}
-	ctx, done, ok := d.life.begin(ctx)
+	u := d.userOf(ctx, req.GetHTTPHeaders())
+	sender = u.redact.sender(sender)
+	ctx, done, ok := d.life.begin(u.ctx)
 	defer done()
 	if !ok {
 		// Not the error map's Canceled: 503 tells the browser to retry,
@@ -31,6 +33,6 @@ func (d *Datasource) CallResource(ctx context.Context, req *backend.CallResource
 			Headers: map[string][]string{"Content-Type": {"application/json"}},
 			Body:    []byte(`{"error":"` + errDisposed.Error() + `"}`)})
 	}
-	h := &resources.Handler{Prom: d.prom, Settings: d.profiles.Resolve(ctx).Settings, Now: d.now}
+	h := &resources.Handler{Prom: d.prom, Settings: u.scope.profiles.Resolve(ctx).Settings, Now: d.now}
 	return httpadapter.New(h.Mux()).CallResource(ctx, req, sender)
 }

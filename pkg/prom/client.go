@@ -63,6 +63,7 @@ func New(opts Options) (*Client, error) {
 		}
 		c.transport = t
 	}
+	hopts.ConfigureMiddleware = withForwarding(hopts.ConfigureMiddleware)
 	hc, err := httpclient.New(hopts)
 	if err != nil {
 		return nil, fmt.Errorf("build http client: %w", err)
