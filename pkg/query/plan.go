@@ -101,13 +101,19 @@ func (p *plan) signals(ctx context.Context, sigs []vllm.SignalExpr) (prom.Matrix
 	if err != nil {
 		return nil, nil, err
 	}
+	return taggedAll(answers, sigs), warn, nil
+}
+
+// taggedAll merges the answers of sigs (in their order), each series
+// tagged with its signal's name.
+func taggedAll(answers []prom.Matrix, sigs []vllm.SignalExpr) prom.Matrix {
 	var out prom.Matrix
 	for i, m := range answers {
 		for _, s := range m {
 			out = append(out, tagged(s, sigs[i].Name))
 		}
 	}
-	return out, warn, nil
+	return out
 }
 
 // concurrently runs query for every expression at once and returns the

@@ -261,11 +261,5 @@ func (p *plan) mixedSignals(ctx context.Context, sigs []vllm.SignalExpr, ms []ru
 	if err != nil {
 		return nil, nil, err
 	}
-	var out prom.Matrix
-	for i, m := range answers {
-		for _, s := range m {
-			out = append(out, tagged(s, sigs[i].Name))
-		}
-	}
-	return out, warn, nil
+	return taggedAll(answers, sigs), warn, nil
 }
