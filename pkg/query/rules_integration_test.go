@@ -196,20 +196,15 @@ func requireSameVector(t *testing.T, want, got model.Vector, expr string) int {
 	return len(w)
 }
 
-// nearestTolerance is how far, relatively, the nearest policy's answer may
-// be from the raw one at any step in checkNearest: the recorded 1m window
-// holds at least 43s of the raw 48s window's samples (the rules' latest
-// evaluation is at most 5s old), and the fleet-wide median and mean of
-// hundreds of requests a minute move little in the rest. (A first run
-// with an 80s raw window: 14 values, worst 0.13; with this 48s one: 14
-// values, worst 0.165.)
-const nearestTolerance = 0.25
-
 // checkNearest is the nearest policy on Prometheus 3: a step (17s) that is
 // not a multiple of the 5s interval and a rate window (48s with a 12s
 // scrape) no rule records. Exact plans it raw; nearest reads the 1m rules,
-// says so with the window and the staleness bound, and answers within
-// nearestTolerance of the raw answer at the same steps.
+// says so with the window and the staleness bound, and its answer is the
+// raw expression over the recorded 1m window, each step read at the rules'
+// latest evaluation at or before it (exactly: this is what nearest
+// promises). How far that is from the raw 48s answer depends on the
+// traffic, not on the plugin, so it is logged, not asserted (runs saw
+// 0.13-0.30 relative at worst).
 func checkNearest(t *testing.T, url string, from, to time.Time) {
 	set := `{"scrapeInterval":"12s","recordingRules":"%s"}`
 	q := dq("A", `{"queryType":"waitTime","family":"e2e","quantiles":[0.5],"grouping":"none"}`, from, to)
@@ -227,6 +222,7 @@ func checkNearest(t *testing.T, url string, from, to time.Time) {
 	require.Contains(t, noticeTexts(resp["nearest"].Frames), "close rather than exact (recordingRules nearest): rate window 1m for the query's 48s "+
 		"(the nearest recorded, within 2.5×); each step shows the rules' latest evaluation, at most 5s before it.")
 	requireSameShape(t, resp["off"].Frames, resp["nearest"].Frames)
+	checkNearestIsRawOverOneMinute(t, url, resp["off"].Frames, resp["nearest"].Frames)
 	raw, near := frameIndex(resp["off"].Frames), frameIndex(resp["nearest"].Frames)
 	compared, worst := 0, 0.0
 	for k, rf := range raw {
@@ -238,13 +234,37 @@ func checkNearest(t *testing.T, url string, from, to time.Time) {
 			if math.IsNaN(w) || math.IsNaN(g) || w == 0 {
 				continue
 			}
-			rel := math.Abs(g-w) / math.Abs(w)
-			worst = max(worst, rel)
-			require.LessOrEqual(t, rel, nearestTolerance, "%s at %v: nearest %g, raw %g", k, rf.Fields[0].At(i), g, w)
+			worst = max(worst, math.Abs(g-w)/math.Abs(w))
 			compared++
 		}
 	}
-	t.Logf("nearest vs raw: %d values, worst relative difference %.3f (tolerance %.2f)", compared, worst, nearestTolerance)
+	t.Logf("nearest (1m window) vs raw (48s window): %d values, worst relative difference %.3f", compared, worst)
+	require.Positive(t, compared, "some values compared")
+}
+
+// checkNearestIsRawOverOneMinute: at every step T of the nearest answer,
+// its expression equals the raw expression with the recorded 1m window in
+// place of the query's 48s, evaluated at the rules' latest evaluation at
+// or before T (a 17s step is not a multiple of the 5s interval, so the lag
+// differs from step to step).
+func checkNearestIsRawOverOneMinute(t *testing.T, url string, off, near data.Frames) {
+	t.Helper()
+	c, err := prom.New(prom.Options{URL: url})
+	require.NoError(t, err)
+	rawExpr, nearExpr := expressions(off)[0], expressions(near)[0]
+	oneMinute := strings.ReplaceAll(rawExpr, "[48s]", "[1m]")
+	require.NotEqual(t, rawExpr, oneMinute, "the raw expression reads a 48s window: %s", rawExpr)
+	times := near[0].Fields[0]
+	compared := 0
+	for i := range times.Len() {
+		at := times.At(i).(time.Time)
+		lag := ruleLag(t, c, nearExpr, at)
+		got, _, err := c.Query(context.Background(), nearExpr, at)
+		require.NoError(t, err)
+		want, _, err := c.Query(context.Background(), oneMinute, at.Add(-lag))
+		require.NoError(t, err)
+		compared += requireSameVector(t, want, got, nearExpr)
+	}
 	require.Positive(t, compared, "some values compared")
 }
 
