@@ -125,8 +125,8 @@ go test -run '^$' -fuzz '^FuzzBuilders$' -fuzztime 5000x ./pkg/vllm/
 go test -run '^$' -fuzz '^FuzzCompute$' -fuzztime 10000x ./pkg/interval/
 
 step "mutation score (unit tiers of pkg/health and pkg/frames; the full run is scripts/mutation.sh)"
-# The packages whose mutants cost seconds each (83 mutants, a few minutes on
-# two cores). pkg/vllm (113 mutants, each relinking Prometheus' parser: more
+# The packages whose mutants cost seconds each (168 mutants, about nine
+# minutes on two cores: the largest step of this script). pkg/vllm (113 mutants, each relinking Prometheus' parser: more
 # than ten minutes here), pkg/query, pkg/interval and pkg/models are in the
 # full run (see docs/development.md, Mutation score), which keeps CI well inside its time.
 MUTATION_WORKERS="${MUTATION_WORKERS:-2}" bash scripts/mutation.sh pkg/health pkg/frames
