@@ -27,21 +27,24 @@ type satGroup struct {
 }
 
 // saturation answers the verdict per instance: seven plain range
-// expressions, the prefix-cache hit rate now and a window before (evidence
-// only), and the stall expression run concurrently, aligned on the
-// steps here, classified by vllm.Classify with the data source's thresholds.
+// expressions (the preemption and completion rates on recording rules
+// where they answer exactly: rulesaturation.go), the prefix-cache hit
+// rate now and a window before (evidence only), and the stall expression
+// run concurrently, aligned on the steps here, classified by
+// vllm.Classify with the data source's thresholds.
 func (p *plan) saturation(ctx context.Context) (data.Frames, error) {
 	sigs := append(p.builder.SaturationSignals(p.query.Grouping, p.query.Filters, p.timeRange.RateInterval),
 		p.builder.SaturationStallSignal(p.query.Grouping, p.query.Filters, p.stallWindow()))
-	m, warn, err := p.signals(ctx, sigs)
+	mixes, ruleNotes := p.saturationOnRules(ctx, sigs)
+	m, warn, err := p.mixedSignals(ctx, sigs, mixes)
 	if err != nil {
 		return nil, err
 	}
 	m, roleNotes := p.roleSeries(m)
 	times := p.stepTimes()
 	groups := p.satGroups(m, times)
-	executed := p.executed(exprsOf(sigs)...)
-	notices := p.noticesFor(warningNotices(warn), roleNotes, p.signalNotices(ctx, tagsOf(m), []need{
+	executed := p.executed(mixExprs(mixes)...)
+	notices := p.noticesFor(ruleNotes, warningNotices(warn), roleNotes, p.signalNotices(ctx, tagsOf(m), []need{
 		{key: vllm.Running, tags: []string{vllm.SatRunning}, without: "no verdict can be given"},
 		{key: vllm.KVUsage, tags: []string{vllm.SatKVUsage}, without: "KV-bound cannot be told apart"},
 		{key: vllm.Preemptions, tags: []string{vllm.SatPreemptions}, without: "KV-bound cannot be told apart"},
