@@ -18,7 +18,18 @@
 #
 # Environment: MUTATION_WORKERS (default 1: the machine has two cores, shared),
 # MUTATION_TIMEOUT seconds per package (default 1800), MUTATION_OUT (a folder
-# that keeps the JSON reports; default a temporary one).
+# that keeps the JSON reports; default a temporary one), MUTATION_CACHE
+# (default on; "off" always runs gremlins).
+#
+# Results are cached (~/.cache/inferops-vllm/mutation), like go test's cache:
+# gremlins' report for a package is reused only when every input it could
+# depend on is byte for byte the one it was computed from: every file of the
+# checkout that Go code or its tests can read (all tracked and untracked,
+# not ignored, files except the frontend's src/, docs/ and the top-level
+# Markdown), go.mod and go.sum among them, this script, and the Go, gremlins,
+# OS and architecture versions. Any change to any Go file, test or testdata
+# runs the package again. The score is always computed afresh from the
+# reports, so a change to the equivalents list needs no new run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,6 +43,25 @@ if [ ! -x "$gremlins" ]; then
 	GOBIN="$bin" go install "github.com/go-gremlins/gremlins/cmd/gremlins@$GREMLINS_VERSION"
 	mv "$bin/gremlins" "$gremlins"
 fi
+
+results="$cache/mutation"
+
+# input_key PKG: a hash of everything a package's mutation report depends on
+# (see the header); fails outside a git checkout, which then runs uncached.
+input_key() {
+	local files
+	files=$(git ls-files --cached --others --exclude-standard 2>/dev/null |
+		grep -v -E '^(src/|docs/|[^/]*\.md$)' | LC_ALL=C sort) || return 1
+	[ -n "$files" ] || return 1
+	{
+		echo "package $1"
+		echo "gremlins $GREMLINS_VERSION; $(go version); $(uname -sm)"
+		echo "GOFLAGS=$(go env GOFLAGS) CGO_ENABLED=$(go env CGO_ENABLED)"
+		# Paths and contents both: a renamed file is a different input. A
+		# listed file deleted from the working tree fails the key (uncached).
+		printf '%s\n' "$files" | tr '\n' '\0' | xargs -0 sha256sum --
+	} | sha256sum | cut -c1-32
+}
 
 pkgs=("$@")
 if [ ${#pkgs[@]} -eq 0 ]; then
@@ -51,6 +81,13 @@ for p in "${pkgs[@]}"; do
 	p="${p#./}"
 	p="${p%/}"
 	name=$(echo "$p" | tr '/' '_')
+	key=""
+	if [ "${MUTATION_CACHE:-on}" != off ] && key=$(input_key "$p") && [ -s "$results/$key.json" ]; then
+		cp "$results/$key.json" "$out/$name.json"
+		echo "==> $p: mutation report reused from $results/$key.json (made $(date -u -r "$results/$key.json" '+%Y-%m-%d %H:%M UTC') from these exact inputs; MUTATION_CACHE=off runs it again)"
+		reports+=("$p=$out/$name.json")
+		continue
+	fi
 	echo "==> mutating $p (workers $workers, at most ${limit}s)"
 	# --timeout-coefficient: the unit tests of a mutant may take several times
 	# the coverage run on a busy machine before the mutant counts as timed out.
@@ -62,6 +99,12 @@ for p in "${pkgs[@]}"; do
 		--timeout-coefficient 5 --output "$out/$name.json" "./$p"; then
 		echo "gremlins failed or ran past ${limit}s on $p" >&2
 		exit 1
+	fi
+	if [ -n "$key" ]; then
+		mkdir -p "$results"
+		cp "$out/$name.json" "$results/$key.json.tmp.$$" && mv "$results/$key.json.tmp.$$" "$results/$key.json"
+		# Keep the newest few reports per package; older inputs do not come back.
+		ls -t "$results"/*.json 2>/dev/null | tail -n +25 | xargs -r rm -f
 	fi
 	reports+=("$p=$out/$name.json")
 done

@@ -129,6 +129,10 @@ step "mutation score (unit tiers of pkg/health and pkg/frames; the full run is s
 # minutes on two cores: the largest step of this script). pkg/vllm (113 mutants, each relinking Prometheus' parser: more
 # than ten minutes here), pkg/query, pkg/interval and pkg/models are in the
 # full run (see docs/development.md, Mutation score), which keeps CI well inside its time.
+# A package's report is reused, as go test reuses a result, only when every
+# file Go code can read is byte for byte what it was computed from
+# (scripts/mutation.sh, input_key): a warm run of an unchanged tree skips
+# gremlins, any change to Go code or test data runs it.
 MUTATION_WORKERS="${MUTATION_WORKERS:-2}" bash scripts/mutation.sh pkg/health pkg/frames
 
 step "backend build (mage build:linux)"
