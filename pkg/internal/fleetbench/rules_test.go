@@ -4,16 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/stretchr/testify/require"
-
-	"github.com/inferops/vllm-datasource/pkg/internal/grafanahost"
-	"github.com/inferops/vllm-datasource/pkg/internal/promtest"
 )
 
 // The rules bench's timing: the backfill is written at the data source's
@@ -63,11 +59,7 @@ func TestRulesBench(t *testing.T) {
 	e.step = rulesStep
 	e.t0 = e.t0.Truncate(rulesStep)
 	fleetStart := e.t0.Add(-*span - 10*time.Minute)
-	began := time.Now()
-	e.prom.BackfillRules(t, filepath.Join(grafanahost.RepoRoot(t), promtest.RecordingRulesFile), fleetStart, e.t0.Add(4**loadFor+30*time.Minute))
-	t.Logf("rule backfill: %s", time.Since(began).Round(time.Second))
-	n := len(e.prom.Query(t, `count by (instance, engine) (engine:vllm_num_requests_waiting:sum)`))
-	require.Equal(t, *engines, n, "recorded per-engine series visible in Prometheus")
+	BackfillRules(t, e.prom, fleetStart, e.t0.Add(4**loadFor+30*time.Minute), *engines)
 
 	on, off := rulesDataSources(e, "")
 	var rows []rulesRow
