@@ -46,6 +46,10 @@ import (
 //   - Where several expressions answer one query (queue's signals), all
 //     those on rules switch at one split, the latest of their starts, so
 //     the answer has one boundary and one notice.
+//   - topK's ranking, an aggregation over the range, is asked in two parts
+//     at this split and joined (rulemix_topk.go). The fleet table is one
+//     instant and needs no split: it reads the rules when they ran at its
+//     instant (fleetOnRules).
 
 // ruleMix is one expression's range plan: raw (rules ""), on the rules
 // over the whole range (from zero), or raw before from and on the rules

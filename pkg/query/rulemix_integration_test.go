@@ -72,6 +72,14 @@ func TestRuleMixExactness(t *testing.T) {
 					checkRuleMix(t, srv.URL, c, from, bfEnd.Add(-ruleTestEvery), mixTolerance[k])
 				})
 			}
+			for _, c := range topkMixCases {
+				t.Run(c.name, func(t *testing.T) {
+					checkTopKMix(t, srv.URL, c, from, bfEnd.Add(-ruleTestEvery), mixTolerance[k])
+				})
+			}
+			t.Run("fleet table", func(t *testing.T) {
+				checkFleetMix(t, srv.URL, from, mid, bfEnd.Add(-ruleTestEvery), mixTolerance[k])
+			})
 		})
 	}
 }

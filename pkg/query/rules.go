@@ -104,22 +104,28 @@ func (d *RuleDiscovery) interval(ctx context.Context, name string, now time.Time
 }
 
 // covered reports whether the recorded series name existed (inside the
-// scope) at the range's start, i.e. the rule group ran then. A positive
-// answer is remembered: once loaded, rules keep being evaluated.
+// scope) at the range's start, i.e. the rule group ran then.
 func (d *RuleDiscovery) covered(ctx context.Context, p *plan, name string) bool {
+	return d.coveredAt(ctx, p, name, p.timeRange.Start)
+}
+
+// coveredAt reports whether the recorded series name existed (inside the
+// scope) at t: an evaluation within the look-back before t. A positive
+// answer is remembered: once loaded, rules keep being evaluated.
+func (d *RuleDiscovery) coveredAt(ctx context.Context, p *plan, name string, t time.Time) bool {
 	d.mu.Lock()
 	since, ok := d.since[name]
 	d.mu.Unlock()
-	if ok && !p.timeRange.Start.Before(since) {
+	if ok && !t.Before(since) {
 		return true
 	}
-	v, _, err := p.memo.instantQuery(ctx, p.builder.RuleCoverage(name, models.Filters{}), p.timeRange.Start, p.timeRange.Step)
+	v, _, err := p.memo.instantQuery(ctx, p.builder.RuleCoverage(name, models.Filters{}), t, p.timeRange.Step)
 	if err != nil || len(v) == 0 || v[0].Value <= 0 {
 		return false
 	}
 	d.mu.Lock()
-	if cur, ok := d.since[name]; !ok || p.timeRange.Start.Before(cur) {
-		d.since[name] = p.timeRange.Start
+	if cur, ok := d.since[name]; !ok || t.Before(cur) {
+		d.since[name] = t
 	}
 	d.mu.Unlock()
 	return true
@@ -195,12 +201,13 @@ func scrapeOf(s models.Settings) time.Duration {
 // usable reports whether every recorded name of the plan is present and
 // existed at the range's start.
 func (p *plan) usable(ctx context.Context, u ruleUse, rp vllm.RulePlan) bool {
-	for _, n := range rp.Names {
-		if !u.rs.Present[n] {
-			return false
-		}
-	}
-	return len(rp.Names) > 0 && u.d.covered(ctx, p, rp.Names[0])
+	return p.usableAt(ctx, u, rp, p.timeRange.Start)
+}
+
+// usableAt reports whether every recorded name of the plan is present and
+// existed at t.
+func (p *plan) usableAt(ctx context.Context, u ruleUse, rp vllm.RulePlan, t time.Time) bool {
+	return u.present(rp) && u.d.coveredAt(ctx, p, rp.Names[0], t)
 }
 
 // notice is the notice on an answer read from the rules: which, how often
@@ -238,50 +245,14 @@ func (p *plan) queueSignals(ctx context.Context, sigs []vllm.SignalExpr) ([]rule
 	return p.mixed(ctx, u, cs) // all raw, without a notice, when no candidate is ok
 }
 
-// topkRanking is topK's ranking expression, on recorded series when they
-// answer the question (the ranked signal is one the rules record, and the
-// series query's filter by the ranked servers' identity labels is one they
-// keep); rng and step are its subquery's.
-func (p *plan) topkRanking(ctx context.Context, raw, rng, step string) (string, []data.Notice) {
-	u, ok := p.topkOnRules(ctx)
-	if !ok {
-		return raw, nil
-	}
-	rp, _ := p.builder.TopKRankingFromRules(u.rs.Prefix, p.query.RankBy, p.query.Aggregation, p.query.K, p.query.Grouping, p.query.Filters, u.fit.Window, rng, step)
-	return rp.Expr, []data.Notice{u.notice()}
-}
-
-// topkSeries is topK's series expression for the ranked instances, on
-// recorded series when the ranking was.
-func (p *plan) topkSeries(ctx context.Context, raw string, instances []string) string {
-	u, ok := p.topkOnRules(ctx)
-	if !ok {
-		return raw
-	}
-	rp, _ := p.builder.TopKSeriesFromRules(u.rs.Prefix, p.query.RankBy, p.query.Grouping, p.query.Filters, u.fit.Window, instances)
-	return rp.Expr
-}
-
-// topkOnRules reports whether topK's ranked signal is read from rules.
-func (p *plan) topkOnRules(ctx context.Context) (ruleUse, bool) {
-	w, ok := vllm.RankWindow(p.query.RankBy, p.window)
-	if !ok {
-		return ruleUse{}, false
-	}
-	f := p.query.Filters
-	f.Instances = []string{"ranked"} // the series query filters by the ranked servers
-	u, ok := p.onRulesWith(ctx, w, f)
-	if !ok {
-		return u, false
-	}
-	rp, ok := p.builder.TopKRankingFromRules(u.rs.Prefix, p.query.RankBy, "last", 1, p.query.Grouping, p.query.Filters, u.fit.Window, "", "")
-	return u, ok && p.usable(ctx, u, rp)
-}
-
 // fleetOnRules replaces the fleet table's per-engine signals that the rules
 // record (load gauges, rates, queue and TTFT p99) with their recorded
 // series when those answer the table's instant question, with the notice
 // that says so; the other signals, and every signal otherwise, stay raw.
+// The table reads each recorded signal at one instant, the range's end,
+// so what matters is that the rules ran then (an evaluation within the
+// look-back before it), not at the range's start: a table whose range
+// starts before the rules began reads them when its end is after.
 func (p *plan) fleetOnRules(ctx context.Context, sigs []vllm.SignalExpr) ([]vllm.SignalExpr, []data.Notice) {
 	u, ok := p.onRulesFor(ctx, vllm.RuleQuestion{Window: p.window, Grouping: models.GroupInstanceEngine, Filters: p.query.Filters})
 	if !ok {
@@ -290,7 +261,7 @@ func (p *plan) fleetOnRules(ctx context.Context, sigs []vllm.SignalExpr) ([]vllm
 	plans := p.builder.FleetFromRules(u.rs.Prefix, p.query.Filters, u.fit.Window)
 	out, used := append([]vllm.SignalExpr(nil), sigs...), false
 	for i, s := range out {
-		if rp, ok := plans[s.Name]; ok && p.usable(ctx, u, rp) {
+		if rp, ok := plans[s.Name]; ok && p.usableAt(ctx, u, rp, p.timeRange.End) {
 			out[i].Expr, used = rp.Expr, true
 		}
 	}

@@ -143,8 +143,14 @@ func TestRulesExactness(t *testing.T) {
 // raw twin evaluated at the rules' latest evaluation at or before the
 // table's instant.
 func checkFleet(t *testing.T, url string, from, to time.Time) {
-	on := settingsExecutor(t, url, `{"scrapeInterval":"15s","instanceLabel":"pod"}`)
-	off := settingsExecutor(t, url, `{"scrapeInterval":"15s","instanceLabel":"pod","recordingRules":false}`)
+	checkFleetWith(t, url, `,"instanceLabel":"pod"`, from, to)
+}
+
+// checkFleetWith is checkFleet under the data source settings (JSON
+// members after the scrape interval).
+func checkFleetWith(t *testing.T, url, settings string, from, to time.Time) {
+	on := settingsExecutor(t, url, `{"scrapeInterval":"15s"`+settings+`}`)
+	off := settingsExecutor(t, url, `{"scrapeInterval":"15s","recordingRules":false`+settings+`}`)
 	q := dq("A", `{"queryType":"fleet"}`, from, to)
 	q.Interval = 15 * time.Second // step 15s, $__rate_interval 1m
 	rOn, rOff := run(t, on, q).Responses["A"], run(t, off, q).Responses["A"]

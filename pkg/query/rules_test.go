@@ -198,7 +198,9 @@ func TestRuleDiscoveryIsCached(t *testing.T) {
 
 // TestFleetOnRules: the fleet table reads the load gauges, rates and p99s
 // from the rules when they answer its instant exactly (or closely, under
-// nearest), and stays raw otherwise.
+// nearest), and stays raw otherwise. Its instant is the range's end: rules
+// younger than the range but running at its end answer it; a table whose
+// end is before the rules began is raw.
 func TestFleetOnRules(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	tests := []struct {
@@ -206,19 +208,28 @@ func TestFleetOnRules(t *testing.T) {
 		interval       time.Duration
 		rulesSince     time.Duration
 		want, notWant  []string
+		// endsAgo is how long before now the table's range ends.
+		endsAgo time.Duration
 	}{
 		{"exact, 1m window", `{}`, 30 * time.Second, 2 * time.Hour,
 			[]string{"sum by (instance, engine, model_name) (engine:vllm_num_requests_running:sum)",
 				"histogram_quantile(0.99, sum by (le, instance, engine, model_name) (engine:vllm_time_to_first_token_seconds_bucket:rate1m))",
 				"60 * sum by (instance, engine, model_name) (engine:vllm_num_preemptions:rate1m)",
 				"last_over_time("}, // seen stays raw
-			[]string{"sum by (instance, engine, model_name) (vllm:num_requests_running)", "rate(vllm:request_queue_time_seconds_bucket"}},
+			[]string{"sum by (instance, engine, model_name) (vllm:num_requests_running)", "rate(vllm:request_queue_time_seconds_bucket"}, 0},
 		{"exact, 75s window stays raw", `{}`, time.Minute, 2 * time.Hour,
-			[]string{"rate(vllm:request_queue_time_seconds_bucket[75s])"}, []string{"engine:"}},
+			[]string{"rate(vllm:request_queue_time_seconds_bucket[75s])"}, []string{"engine:"}, 0},
 		{"nearest, 75s window reads 1m", `{"recordingRules":"nearest"}`, time.Minute, 2 * time.Hour,
-			[]string{"engine:vllm_request_success:rate1m"}, []string{"rate(vllm:request_queue_time_seconds_bucket"}},
-		{"off", `{"recordingRules":"off"}`, 30 * time.Second, 2 * time.Hour, []string{"rate(vllm:"}, []string{"engine:"}},
-		{"rules younger than the range", `{}`, 30 * time.Second, 30 * time.Minute, []string{"rate(vllm:"}, []string{"engine:"}},
+			[]string{"engine:vllm_request_success:rate1m"}, []string{"rate(vllm:request_queue_time_seconds_bucket"}, 0},
+		{"off", `{"recordingRules":"off"}`, 30 * time.Second, 2 * time.Hour, []string{"rate(vllm:"}, []string{"engine:"}, 0},
+		{"rules younger than the range, running at its end", `{}`, 30 * time.Second, 30 * time.Minute,
+			[]string{"sum by (instance, engine, model_name) (engine:vllm_num_requests_running:sum)", "engine:vllm_request_success:rate1m",
+				"last_over_time(vllm:num_requests_running[3660s])"}, // seen stays raw, over the whole range
+			[]string{"sum by (instance, engine, model_name) (vllm:num_requests_running)"}, 0},
+		{"rules begun inside the table's last step", `{}`, 30 * time.Second, 10 * time.Second,
+			[]string{"engine:vllm_num_requests_waiting:sum"}, []string{"sum by (instance, engine, model_name) (vllm:num_requests_waiting)"}, 0},
+		{"a table that ends before the rules began", `{}`, 30 * time.Second, 30 * time.Minute,
+			[]string{"rate(vllm:", "sum by (instance, engine, model_name) (vllm:num_requests_running)"}, []string{"engine:"}, 40 * time.Minute},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -227,7 +238,7 @@ func TestFleetOnRules(t *testing.T) {
 			require.NoError(t, err)
 			e := &query.Executor{Prom: fp, Settings: s, Detector: query.NewDetector(fp, s.MetricPrefix, func() time.Time { return now }),
 				Now: func() time.Time { return now }}
-			q := dq("A", `{"queryType":"fleet"}`, now.Add(-time.Hour), now)
+			q := dq("A", `{"queryType":"fleet"}`, now.Add(-time.Hour-tt.endsAgo), now.Add(-tt.endsAgo))
 			q.Interval = tt.interval
 			r := run(t, e, q).Responses["A"]
 			require.NoError(t, r.Error)

@@ -29,38 +29,43 @@ type ranked struct {
 
 // topk ranks over the whole range with one instant query, then fetches the
 // series of exactly the ranked groups with one range query. A range
-// topk() would return every group that was ever in the top k.
+// topk() would return every group that was ever in the top k. On the
+// recording rules both may be mixed with raw series (rulemix_topk.go).
 func (p *plan) topk(ctx context.Context) (data.Frames, error) {
-	rangeDur, step := promDuration(max(p.timeRange.Range, p.timeRange.Step).Round(p.timeRange.Step)), promDuration(p.timeRange.Step)
-	rankExpr, err := p.builder.TopKRanking(p.query.RankBy, p.query.Aggregation, p.query.K, p.query.Grouping, p.query.Filters, p.window, rangeDur, step)
+	rng := max(p.timeRange.Range, p.timeRange.Step).Round(p.timeRange.Step)
+	rankRaw, err := p.builder.TopKRanking(p.query.RankBy, p.query.Aggregation, p.query.K, p.query.Grouping, p.query.Filters, p.window, promDuration(rng), promDuration(p.timeRange.Step))
 	if err != nil {
 		return nil, err
 	}
-	rankExpr, ruleNotes := p.topkRanking(ctx, rankExpr, rangeDur, step)
-	vec, warn, err := p.memo.instantQuery(ctx, rankExpr, p.timeRange.End, p.timeRange.Step)
+	tr, ruleNotes := p.topkRules(ctx, rankRaw)
+	ranking, err := p.rankPlanFor(tr, rankRaw, rng)
+	if err != nil {
+		return nil, err
+	}
+	vec, warn, err := p.rankVector(ctx, ranking)
 	if err != nil {
 		return nil, err
 	}
 	top := p.rank(vec)
 	rankNotices := p.signalNotices(ctx, map[string]bool{"value": len(vec) > 0}, []need{{key: rankSignals[p.query.RankBy], tags: []string{"value"},
 		without: "nothing can be ranked by " + p.query.RankBy}}, rankSignals[p.query.RankBy])
-	seriesExpr, err := p.builder.TopKSeries(p.query.RankBy, p.query.Grouping, p.query.Filters, p.window, instances(top))
+	seriesRaw, err := p.builder.TopKSeries(p.query.RankBy, p.query.Grouping, p.query.Filters, p.window, instances(top))
 	if err != nil {
 		return nil, err
 	}
-	seriesExpr = p.topkSeries(ctx, seriesExpr, instances(top))
-	m, warn2, err := p.memo.rangeQuery(ctx, seriesExpr, p.rng())
+	series := p.topkSeriesMix(tr, seriesRaw, instances(top))
+	m, warn2, err := p.mixRange(ctx, series)
 	if err != nil {
 		return nil, err
 	}
 	values, info := p.split(m, top)
 	out := frames.TimeSeries(values, frames.SeriesOptions{Unit: rankUnits[p.query.RankBy], Legend: p.query.Legend,
-		GroupLabels: p.builder.GroupLabels(p.query.Grouping), Executed: p.executed(rankExpr, seriesExpr),
+		GroupLabels: p.builder.GroupLabels(p.query.Grouping), Executed: p.executed(append(ranking.exprs(), series.exprs()...)...),
 		Notices: p.noticesFor(ruleNotes, warningNotices(warn), warningNotices(warn2), rankNotices)})
 	if p.query.AsSeries {
 		return out, nil
 	}
-	table := p.rankTable(ctx, p.rows(top, info), rankExpr, ruleNotes, rankNotices)
+	table := p.rankTable(ctx, p.rows(top, info), ranking.exprs(), ruleNotes, rankNotices)
 	if p.query.Format == "table" {
 		return data.Frames{table}, nil
 	}
@@ -69,7 +74,7 @@ func (p *plan) topk(ctx context.Context) (data.Frames, error) {
 
 // rankTable is the top-k table, each instance with its GPUs. It carries
 // the GPU columns' notices, then the rules' and the ranking's.
-func (p *plan) rankTable(ctx context.Context, rows []frames.RankRow, rankExpr string, ruleNotes, rankNotices []data.Notice) *data.Frame {
+func (p *plan) rankTable(ctx context.Context, rows []frames.RankRow, rankExprs []string, ruleNotes, rankNotices []data.Notice) *data.Frame {
 	instances := make([]string, len(rows))
 	for i, r := range rows {
 		instances[i] = r.Instance
@@ -81,7 +86,7 @@ func (p *plan) rankTable(ctx context.Context, rows []frames.RankRow, rankExpr st
 		}
 	}
 	return frames.RankTable(rows, frames.RankOptions{WithEngine: p.query.Grouping == models.GroupInstanceEngine,
-		ValueName: p.query.RankBy, Unit: rankUnits[p.query.RankBy], Executed: p.executed(rankExpr),
+		ValueName: p.query.RankBy, Unit: rankUnits[p.query.RankBy], Executed: p.executed(rankExprs...),
 		Notices: slices.Concat(gpuNotices, ruleNotes, rankNotices)})
 }
 
