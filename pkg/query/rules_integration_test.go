@@ -128,6 +128,9 @@ func TestRulesExactness(t *testing.T) {
 			t.Run("fleet table", func(t *testing.T) {
 				checkFleet(t, srv.URL, bfStart.Add(20*time.Second), bfEnd.Add(-ruleTestEvery))
 			})
+			t.Run("saturation", func(t *testing.T) {
+				checkSaturationRules(t, k, c, srv.URL, bfStart.Add(20*time.Second), bfEnd.Add(-ruleTestEvery))
+			})
 			if k == promtest.Prometheus3 {
 				t.Run("nearest", func(t *testing.T) {
 					checkNearest(t, srv.URL, bfStart.Add(20*time.Second), bfEnd.Add(-ruleTestEvery))

@@ -4,7 +4,6 @@ package query_test
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -12,10 +11,8 @@ import (
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/stretchr/testify/require"
 
-	"github.com/inferops/vllm-datasource/pkg/internal/fleettest"
 	"github.com/inferops/vllm-datasource/pkg/internal/promtest"
 	"github.com/inferops/vllm-datasource/pkg/prom"
-	"github.com/inferops/vllm-datasource/pkg/query"
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
@@ -32,63 +29,27 @@ var saturationRuleCases = []ruleCase{
 		`,"instanceLabel":"pod"`, false},
 }
 
-// TestSaturationRulesExactness checks the saturation query on rules (issue
-// 22 item 3) on Prometheus 2 and 3 and VictoriaMetrics, as
-// TestRulesExactness does for the other types (same fleet, backfill,
-// 5s-evaluated rule file, 15s step and 1m window, tolerances): with rules
-// on, the preemption and completion rates are read from the recorded
-// rates and each equals its raw expression at the rules' latest
+// checkSaturationRules checks the saturation query on rules (issue 22
+// item 3) on one back end of TestRulesExactness, on its fleet, backfill,
+// 5s-evaluated rule file, 15s step and 1m window, with its tolerances:
+// with rules on, the preemption and completion rates are read from the
+// recorded rates and each equals its raw expression at the rules' latest
 // evaluation at or before each step; every other signal is the raw
 // expression; the answer has the raw answer's series and steps. Where the
 // rules cannot answer (a label they drop), and with rules off, the plan is
 // raw. On Prometheus 3 it also logs how far the gauge signals would be
 // from raw if read from the recorded gauges (why they stay raw).
-func TestSaturationRulesExactness(t *testing.T) {
-	t.Parallel()
-	env := fleettest.Run(t, fleettest.HotFleet(22))
-	tg := env.Targets()
-	groups := []promtest.Group{{Targets: tg[:2], Labels: map[string]string{"cluster": "a"}}}
-	for i, addr := range tg[2:] {
-		groups = append(groups, promtest.Group{Targets: []string{addr},
-			Labels: map[string]string{"cluster": "b", "namespace": "inference", "pod": fmt.Sprintf("vllm-%d", i)}})
-	}
-	servers := map[promtest.Kind]*promtest.Server{}
-	for _, k := range promtest.Kinds() {
-		o := promtest.Options{Groups: groups, Backend: k}
-		if k != promtest.VictoriaMetrics {
-			o.Args = []string{"--web.enable-admin-api"} // for BackfillRules' snapshot
-		}
-		servers[k] = promtest.Start(t, o)
-	}
-	ruleFile := promtest.RuleFileEvery(t, ruleTestEvery)
-	time.Sleep(time.Until(env.Started.Add(150 * time.Second)))
-	bfStart := env.Started.Add(5 * time.Second).Truncate(ruleTestEvery).Add(ruleTestEvery)
-	bfEnd := time.Now().Add(-5 * time.Second).Truncate(ruleTestEvery)
-	for _, k := range promtest.Kinds() {
-		t.Run(k.Name(), func(t *testing.T) {
-			srv := servers[k]
-			if k == promtest.VictoriaMetrics {
-				srv.ReplayRules(t, ruleFile, bfStart, bfEnd)
-			} else {
-				srv.BackfillRules(t, ruleFile, bfStart, bfEnd)
-			}
-			c, err := prom.New(prom.Options{URL: srv.URL})
-			require.NoError(t, err)
-			rs := query.NewRuleDiscovery(c, vllm.Builder{}, "engine:", time.Now).Get(context.Background())
-			require.Equal(t, ruleTestEvery, rs.Interval, "discovery measures the interval")
-			from, to := bfStart.Add(20*time.Second), bfEnd.Add(-ruleTestEvery)
-			for _, sc := range saturationRuleCases {
-				t.Run(sc.name, func(t *testing.T) {
-					checkRuleCase(t, srv.URL, sc, from, to)
-					if sc.onRules {
-						checkSaturationSignals(t, srv.URL, sc, from, to)
-					}
-				})
-			}
-			if k == promtest.Prometheus3 {
-				t.Run("gauge signals stay raw", func(t *testing.T) { logGaugesFromRules(t, c, from, to) })
+func checkSaturationRules(t *testing.T, k promtest.Kind, c *prom.Client, url string, from, to time.Time) {
+	for _, sc := range saturationRuleCases {
+		t.Run(sc.name, func(t *testing.T) {
+			checkRuleCase(t, url, sc, from, to)
+			if sc.onRules {
+				checkSaturationSignals(t, url, sc, from, to)
 			}
 		})
+	}
+	if k == promtest.Prometheus3 {
+		t.Run("gauge signals stay raw", func(t *testing.T) { logGaugesFromRules(t, c, from, to) })
 	}
 }
 
