@@ -118,13 +118,7 @@ func TestRulePlanning(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fp := &ruleProm{since: now.Add(-tt.rulesSince)}
-			s, err := models.LoadSettings(context.Background(), backend.DataSourceInstanceSettings{URL: "http://prom:9090", JSONData: []byte(tt.settings)})
-			require.NoError(t, err)
-			e := &query.Executor{Prom: fp, Settings: s, Detector: query.NewDetector(fp, s.MetricPrefix, func() time.Time { return now }),
-				Now: func() time.Time { return now }}
-			q := dq("A", tt.query, now.Add(-time.Hour), now)
-			q.Interval = tt.step
-			r := run(t, e, q).Responses["A"]
+			r := runOnRuleProm(t, fp, tt.settings, tt.query, tt.step, now)
 			require.NoError(t, r.Error)
 			require.Contains(t, fp.exprs(), tt.want)
 			require.NotContains(t, fp.exprs(), tt.notWant)
@@ -255,4 +249,17 @@ func TestFleetOnRules(t *testing.T) {
 			require.Equal(t, onRules, strings.Contains(noticeTexts(r.Frames), "Answered from recording rules (engine:…, every 30s)"))
 		})
 	}
+}
+
+// runOnRuleProm answers qjson over the hour before now at step, with the
+// data source settings given, against fp (rules as fp says).
+func runOnRuleProm(t *testing.T, fp *ruleProm, settings, qjson string, step time.Duration, now time.Time) backend.DataResponse {
+	t.Helper()
+	s, err := models.LoadSettings(context.Background(), backend.DataSourceInstanceSettings{URL: "http://prom:9090", JSONData: []byte(settings)})
+	require.NoError(t, err)
+	e := &query.Executor{Prom: fp, Settings: s, Detector: query.NewDetector(fp, s.MetricPrefix, func() time.Time { return now }),
+		Now: func() time.Time { return now }}
+	q := dq("A", qjson, now.Add(-time.Hour), now)
+	q.Interval = step
+	return run(t, e, q).Responses["A"]
 }

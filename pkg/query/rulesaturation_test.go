@@ -1,16 +1,11 @@
 package query_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/stretchr/testify/require"
-
-	"github.com/inferops/vllm-datasource/pkg/models"
-	"github.com/inferops/vllm-datasource/pkg/query"
 )
 
 // TestSaturationOnRules: the saturation query reads its preemption and
@@ -54,13 +49,7 @@ func TestSaturationOnRules(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fp := &ruleProm{since: now.Add(-tt.rulesSince)}
-			s, err := models.LoadSettings(context.Background(), backend.DataSourceInstanceSettings{URL: "http://prom:9090", JSONData: []byte(tt.settings)})
-			require.NoError(t, err)
-			e := &query.Executor{Prom: fp, Settings: s, Detector: query.NewDetector(fp, s.MetricPrefix, func() time.Time { return now }),
-				Now: func() time.Time { return now }}
-			q := dq("A", tt.query, now.Add(-time.Hour), now)
-			q.Interval = tt.step
-			r := run(t, e, q).Responses["A"]
+			r := runOnRuleProm(t, fp, tt.settings, tt.query, tt.step, now)
 			require.NoError(t, r.Error)
 			for _, w := range tt.want {
 				require.Contains(t, fp.exprs(), w)
