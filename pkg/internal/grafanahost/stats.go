@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
@@ -30,26 +31,59 @@ func Profiling(t testing.TB) (env []string, addr string) {
 var (
 	goroutinesRE = regexp.MustCompile(`goroutine profile: total (\d+)`)
 	heapRE       = regexp.MustCompile(`# HeapAlloc = (\d+)`)
+	countRE      = regexp.MustCompile(`(?m)^(\d+) @`)
 )
 
-// Stats reads the plugin process's goroutine count and its heap in use
-// after a garbage collection, from the pprof server Profiling turned on.
-func Stats(addr string) (goroutines int, heap uint64, err error) {
+// Usage is what the plugin process holds.
+type Usage struct {
+	// Goroutines counts every goroutine.
+	Goroutines int
+	// Pooled counts the keep-alive connections the process's HTTP
+	// transports hold (each runs a read and a write loop: two of
+	// Goroutines). Their number is bounded by the transport's idle limits and
+	// by how many requests ran at once, not by how long the process has run,
+	// so a leak check leaves them out and bounds them on their own.
+	Pooled int
+	// Heap is the heap in use after a garbage collection, in bytes.
+	Heap uint64
+}
+
+// Stats reads the plugin process's goroutines and its heap in use after a
+// garbage collection, from the pprof server Profiling turned on.
+func Stats(addr string) (Usage, error) {
 	g, err := fetch("http://" + addr + "/debug/pprof/goroutine?debug=1")
 	if err != nil {
-		return 0, 0, err
+		return Usage{}, err
 	}
 	h, err := fetch("http://" + addr + "/debug/pprof/heap?gc=1&debug=1")
 	if err != nil {
-		return 0, 0, err
+		return Usage{}, err
 	}
 	gm, hm := goroutinesRE.FindStringSubmatch(g), heapRE.FindStringSubmatch(h)
 	if gm == nil || hm == nil {
-		return 0, 0, fmt.Errorf("unexpected pprof output")
+		return Usage{}, fmt.Errorf("unexpected pprof output")
 	}
-	goroutines, _ = strconv.Atoi(gm[1])
-	heap, _ = strconv.ParseUint(hm[1], 10, 64)
-	return goroutines, heap, nil
+	var u Usage
+	u.Goroutines, _ = strconv.Atoi(gm[1])
+	u.Heap, _ = strconv.ParseUint(hm[1], 10, 64)
+	u.Pooled = pooledConnections(g)
+	return u, nil
+}
+
+// pooledConnections counts the goroutines of a debug=1 goroutine profile
+// (blocks of "N @ addresses" and their frames, one blank line apart) that
+// run net/http's per-connection read loop: one per open connection.
+func pooledConnections(profile string) int {
+	n := 0
+	for _, block := range strings.Split(profile, "\n\n") {
+		m := countRE.FindStringSubmatch(block)
+		if m == nil || !strings.Contains(block, "net/http.(*persistConn).readLoop") {
+			continue
+		}
+		c, _ := strconv.Atoi(m[1])
+		n += c
+	}
+	return n
 }
 
 func fetch(url string) (string, error) {
