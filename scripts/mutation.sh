@@ -19,7 +19,10 @@
 # Environment: MUTATION_WORKERS (default 1: the machine has two cores, shared),
 # MUTATION_TIMEOUT seconds per package (default 1800), MUTATION_OUT (a folder
 # that keeps the JSON reports; default a temporary one), MUTATION_CACHE
-# (default on; "off" always runs gremlins).
+# (default on; "off" always runs gremlins), MUTATION_NICE (gremlins' niceness,
+# default 10), MUTATION_TIMEOUT_COEFFICIENT (a mutant's tests time out after
+# this many times the coverage run's time; default 5), GO_RELEASE_TAGS (build
+# tags added to "mutation"; scripts/test.sh sets the release's).
 #
 # Results are cached (~/.cache/inferops-vllm/mutation), like go test's cache:
 # gremlins' report for a package is reused only when every input it could
@@ -56,7 +59,7 @@ input_key() {
 	{
 		echo "package $1"
 		echo "gremlins $GREMLINS_VERSION; $(go version); $(uname -sm)"
-		echo "GOFLAGS=$(go env GOFLAGS) CGO_ENABLED=$(go env CGO_ENABLED)"
+		echo "GOFLAGS=$(go env GOFLAGS) CGO_ENABLED=$(go env CGO_ENABLED) GO_RELEASE_TAGS=${GO_RELEASE_TAGS:-} coefficient=$coefficient"
 		# Paths and contents both: a renamed file is a different input. A
 		# listed file deleted from the working tree fails the key (uncached).
 		printf '%s\n' "$files" | tr '\n' '\0' | xargs -0 sha256sum --
@@ -75,6 +78,8 @@ fi
 mkdir -p "$out"
 workers="${MUTATION_WORKERS:-1}"
 limit="${MUTATION_TIMEOUT:-1800}"
+niceness="${MUTATION_NICE:-10}"
+coefficient="${MUTATION_TIMEOUT_COEFFICIENT:-5}"
 
 reports=()
 for p in "${pkgs[@]}"; do
@@ -95,8 +100,12 @@ for p in "${pkgs[@]}"; do
 	# the tests do not, and costs a second pass over every package.
 	# -ldflags=-w: linking the test binary is most of a mutant's cost, and
 	# leaving out DWARF (which no mutant run reads) cuts it by about a third.
-	if ! GOFLAGS="${GOFLAGS:+$GOFLAGS }-vet=off -ldflags=-w" timeout "$limit" nice -n 10 "$gremlins" unleash --silent --tags mutation --workers "$workers" \
-		--timeout-coefficient 5 --output "$out/$name.json" "./$p"; then
+	# --tags: gremlins' -tags replaces any in GOFLAGS, so the release tags
+	# (GO_RELEASE_TAGS, set by scripts/test.sh) are passed again with it, and
+	# the mutants' builds share the tests' compiled packages.
+	if ! GOFLAGS="${GOFLAGS:+$GOFLAGS }-vet=off -ldflags=-w" timeout "$limit" nice -n "$niceness" "$gremlins" unleash --silent \
+		--tags "mutation${GO_RELEASE_TAGS:+,$GO_RELEASE_TAGS}" --workers "$workers" \
+		--timeout-coefficient "$coefficient" --output "$out/$name.json" "./$p"; then
 		echo "gremlins failed or ran past ${limit}s on $p" >&2
 		exit 1
 	fi

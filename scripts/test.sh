@@ -44,10 +44,32 @@ bash scripts/backends.sh >"$backends_log" 2>&1 &
 backends_pid=$!
 frontend_pid=""
 # A failed step ends the suite; the background jobs end with it.
-trap 'kill $backends_pid $frontend_pid 2>/dev/null || true' EXIT
+# stop_jobs PID...: ends background jobs and the processes they started (go test, gremlins).
+stop_jobs() {
+	local p
+	for p in "$@"; do
+		pkill -TERM -P "$p" 2>/dev/null || true
+		kill "$p" 2>/dev/null || true
+	done
+}
+trap 'stop_jobs $backends_pid' EXIT
 
-step "system packages (prometheus, promtool, victoria-metrics, node exporter)"
-apt_install prometheus victoria-metrics prometheus-node-exporter
+# node_modules, the same way: npm ci (or its cached copy, scripts/npm-install.sh) mostly waits on the registry
+# and the disk, so it runs while vet compiles; the release archive waits for it.
+npm_log=$(mktemp)
+bash scripts/npm-install.sh >"$npm_log" 2>&1 &
+npm_pid=$!
+trap 'stop_jobs $backends_pid $npm_pid' EXIT
+
+# Every Debian package the suite uses, in one apt transaction: the back ends; Chromium for the frontend's browser
+# check (unless CHROMIUM names another); the arm64 C cross compiler for the node agent's linux/arm64 archive.
+system_packages=(prometheus victoria-metrics prometheus-node-exporter)
+[ -z "${CHROMIUM:-}" ] && system_packages+=(chromium)
+case ",${PACKAGE_PLATFORMS:-linux/arm64}," in
+*,linux/arm64,*) [ "$(uname -m)" = x86_64 ] && system_packages+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross) ;;
+esac
+step "system packages (${system_packages[*]})"
+apt_install "${system_packages[@]}"
 
 step "go modules"
 go mod download
@@ -70,8 +92,20 @@ if [ -z "$(go list -f '{{join .TestGoFiles " "}}' ./pkg/nodeagent/nvmlsource)" ]
 	exit 1
 fi
 
-step "go vet"
+# Every Go step below builds the way the release does (the SDK's mage targets: cgo off, the tag
+# arrow_json_stdlib), so vet, the test binaries, the plugin the host tests launch, the fuzzers' seeds, the
+# mutants and the release's linux/amd64 plugin share one compiled dependency graph instead of three (the tests
+# with cgo, the host tests' plugin without the tag, the release with it): the tests check the build that ships.
+# The two packages with cgo code (NVML) are vetted and tested again with cgo on, in steps of their own.
+export CGO_ENABLED=0
+GO_RELEASE_TAGS=arrow_json_stdlib
+export GO_RELEASE_TAGS
+export GOFLAGS="${GOFLAGS:+$GOFLAGS }-tags=$GO_RELEASE_TAGS"
+CGO_PACKAGES=(./pkg/nodeagent/nvmlsource/ ./cmd/vllm-node-agent/)
+
+step "go vet (as released: cgo off; then the NVML packages with cgo on)"
 go vet ./pkg/... ./cmd/...
+CGO_ENABLED=1 go vet "${CGO_PACKAGES[@]}"
 
 step "gofmt"
 unformatted=$(gofmt -l pkg cmd Magefile.go)
@@ -84,6 +118,14 @@ fi
 # it on purpose, and installs it into a temporary plugins folder and launches its binary over go-plugin.
 PACKAGE_PLATFORMS="${PACKAGE_PLATFORMS:-linux/amd64,linux/arm64,darwin/amd64,darwin/arm64,windows/amd64}"
 step "release archive (scripts/package.sh for ${PACKAGE_PLATFORMS}: frontend, backend, offline catalogue checks)"
+npm_ok=1
+wait "$npm_pid" || npm_ok=0
+cat "$npm_log"
+rm -f "$npm_log"
+if [ "$npm_ok" -ne 1 ]; then
+	echo "scripts/npm-install.sh failed (its output is above)" >&2
+	exit 1
+fi
 bash scripts/package.sh --platforms "$PACKAGE_PLATFORMS"
 VLLM_PLUGIN_ARCHIVE="$PWD/release/inferops-vllm-datasource-$(node -p "require('./package.json').version").zip"
 VLLM_PLUGIN_PLATFORMS="$PACKAGE_PLATFORMS"
@@ -95,6 +137,7 @@ export VLLM_PLUGIN_ARCHIVE VLLM_PLUGIN_PLATFORMS
 frontend_log=$(mktemp)
 nice -n 5 bash scripts/frontend-check.sh checks >"$frontend_log" 2>&1 &
 frontend_pid=$!
+trap 'stop_jobs $backends_pid $frontend_pid' EXIT
 
 step "back ends: Prometheus 3 and Thanos from the Go module proxy (started in the background at the top)"
 if ! wait "$backends_pid"; then
@@ -105,35 +148,62 @@ fi
 cat "$backends_log"
 rm -f "$backends_log"
 
-step "go test (unit, integration against real Prometheus, host)"
+# Fuzzing and the mutation score use the CPU and nothing else; the Go tests spend most of their time waiting on
+# Prometheus' scrapes. So both start with the tests, at the lowest priority (nice 19: they take what the tests
+# leave), and their own steps below wait for them and print their output.
+#
+# Fuzz budgets are counts of executions (about five seconds each on two idle cores), not durations: a duration
+# races Go 1.26's fuzz coordinator at its deadline and fails with a bare "context deadline exceeded" and no
+# failing input (golang/go#75804, fixed in Go 1.27; seen here on FuzzBuilders).
+fuzz_log=$(mktemp)
+nice -n 19 bash -c 'set -e
+	go test -run "^\$" -fuzz "^FuzzParseQuery\$" -fuzztime 20000x ./pkg/models/
+	go test -run "^\$" -fuzz "^FuzzParseSLO\$" -fuzztime 20000x ./pkg/models/
+	go test -run "^\$" -fuzz "^FuzzBuilders\$" -fuzztime 5000x ./pkg/vllm/
+	go test -run "^\$" -fuzz "^FuzzCompute\$" -fuzztime 10000x ./pkg/interval/' >"$fuzz_log" 2>&1 &
+fuzz_pid=$!
+# The mutation score: the unit tiers of pkg/health and pkg/frames, whose mutants cost seconds each (168 mutants,
+# about nine minutes of both cores). pkg/vllm (113 mutants, each relinking Prometheus' parser: more than ten
+# minutes here), pkg/query, pkg/interval and pkg/models are in the full run (see docs/development.md, Mutation
+# score). A package's report is reused, as go test reuses a result, only when every file Go code can read is byte
+# for byte what it was computed from (scripts/mutation.sh, input_key): a warm run of an unchanged tree skips
+# gremlins, any change to Go code or test data runs it. A mutant's tests count as timed out only after ten times
+# the coverage run's time (MUTATION_TIMEOUT_COEFFICIENT), since they share the machine with the Go tests.
+mutation_log=$(mktemp)
+MUTATION_NICE=19 MUTATION_TIMEOUT_COEFFICIENT="${MUTATION_TIMEOUT_COEFFICIENT:-10}" \
+	MUTATION_WORKERS="${MUTATION_WORKERS:-2}" bash scripts/mutation.sh pkg/health pkg/frames >"$mutation_log" 2>&1 &
+mutation_pid=$!
+trap 'stop_jobs $backends_pid $frontend_pid $fuzz_pid $mutation_pid' EXIT
+
+step "go test (unit, integration against real Prometheus, host; fuzz and mutation beside it)"
 # -parallel and -p: integration tests wait seconds on Prometheus' scrapes, so
 # they overlap, within a package and across the three long packages (query,
 # plugin, deploytest); they are I/O bound, not CPU bound.
 go test -count=1 -p 3 -parallel 6 -timeout 20m ./pkg/... ./cmd/...
 
+step "go test, cgo on (the NVML packages)"
+CGO_ENABLED=1 go test -count=1 "${CGO_PACKAGES[@]}"
+
+# wait_logged NAME PID LOG: waits for a job started beside the tests, prints its output, fails the suite if it failed.
+wait_logged() {
+	local ok=1
+	wait "$2" || ok=0
+	cat "$3"
+	rm -f "$3"
+	if [ "$ok" -ne 1 ]; then
+		echo "$1 failed (its output is above)" >&2
+		exit 1
+	fi
+}
+
+step "fuzz (a few seconds each, seed corpus of nasty cases; started beside go test)"
+wait_logged fuzz "$fuzz_pid" "$fuzz_log"
+
+step "mutation score (unit tiers of pkg/health and pkg/frames; the full run is scripts/mutation.sh; started beside go test)"
+wait_logged "scripts/mutation.sh" "$mutation_pid" "$mutation_log"
+
 step "fleet bench, short (scripts/bench.sh --short: backfilled Prometheus, plugin vs raw HTTP; no timing asserted)"
 bash scripts/bench.sh --short
-
-step "fuzz (a few seconds each, seed corpus of nasty cases)"
-# Budgets are counts of executions (about five seconds each on two cores), not
-# durations: a duration races Go 1.26's fuzz coordinator at its deadline and
-# fails with a bare "context deadline exceeded" and no failing input
-# (golang/go#75804, fixed in Go 1.27; seen here on FuzzBuilders).
-go test -run '^$' -fuzz '^FuzzParseQuery$' -fuzztime 20000x ./pkg/models/
-go test -run '^$' -fuzz '^FuzzParseSLO$' -fuzztime 20000x ./pkg/models/
-go test -run '^$' -fuzz '^FuzzBuilders$' -fuzztime 5000x ./pkg/vllm/
-go test -run '^$' -fuzz '^FuzzCompute$' -fuzztime 10000x ./pkg/interval/
-
-step "mutation score (unit tiers of pkg/health and pkg/frames; the full run is scripts/mutation.sh)"
-# The packages whose mutants cost seconds each (168 mutants, about nine
-# minutes on two cores: the largest step of this script). pkg/vllm (113 mutants, each relinking Prometheus' parser: more
-# than ten minutes here), pkg/query, pkg/interval and pkg/models are in the
-# full run (see docs/development.md, Mutation score), which keeps CI well inside its time.
-# A package's report is reused, as go test reuses a result, only when every
-# file Go code can read is byte for byte what it was computed from
-# (scripts/mutation.sh, input_key): a warm run of an unchanged tree skips
-# gremlins, any change to Go code or test data runs it.
-MUTATION_WORKERS="${MUTATION_WORKERS:-2}" bash scripts/mutation.sh pkg/health pkg/frames
 
 step "backend build (mage build:linux)"
 go run github.com/magefile/mage -v build:linux

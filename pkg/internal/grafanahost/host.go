@@ -54,7 +54,7 @@ func RepoRoot(t testing.TB) string {
 
 // Build compiles the plugin into a fresh temp dir laid out like a Grafana
 // plugin folder (plugin.json beside <executable>_<os>_<arch>) and returns it.
-// It builds cgo-free, as the SDK's mage targets do.
+// It builds as the SDK's mage targets do: cgo-free, with ReleaseTags.
 func Build(t testing.TB) string {
 	t.Helper()
 	root := RepoRoot(t)
@@ -71,7 +71,7 @@ func Build(t testing.TB) string {
 		t.Fatalf("write plugin.json: %v", err)
 	}
 	exe := filepath.Join(dir, pj.Executable+"_"+runtime.GOOS+"_"+strings.ToLower(runtime.GOARCH))
-	cmd := exec.Command("go", "build", "-o", exe, "./pkg")
+	cmd := exec.Command("go", "build", "-tags", ReleaseTags, "-o", exe, "./pkg")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -79,6 +79,10 @@ func Build(t testing.TB) string {
 	}
 	return dir
 }
+
+// ReleaseTags are the build tags of the SDK's release build (its mage
+// targets), so the tests launch the plugin that ships.
+const ReleaseTags = "arrow_json_stdlib"
 
 // LaunchOptions adds to what Launch does.
 type LaunchOptions struct {
