@@ -179,7 +179,10 @@ step "go test (unit, integration against real Prometheus, host; fuzz and mutatio
 # -parallel and -p: integration tests wait seconds on Prometheus' scrapes, so
 # they overlap, within a package and across the three long packages (query,
 # plugin, deploytest); they are I/O bound, not CPU bound.
-go test -count=1 -p 3 -parallel 6 -timeout 20m ./pkg/... ./cmd/...
+# pkg/internal/fleetbench is left out here because its three tests (the fleet bench, the fleet table, the rules
+# bench) are what the bench step below runs, with the package's own small defaults (scripts/bench.sh --short):
+# once, not twice.
+go test -count=1 -p 3 -parallel 6 -timeout 20m $(go list ./pkg/... ./cmd/... | grep -v -x 'github.com/inferops/vllm-datasource/pkg/internal/fleetbench')
 
 step "go test, cgo on (the NVML packages)"
 CGO_ENABLED=1 go test -count=1 "${CGO_PACKAGES[@]}"
@@ -203,6 +206,12 @@ step "mutation score (unit tiers of pkg/health and pkg/frames; the full run is s
 wait_logged "scripts/mutation.sh" "$mutation_pid" "$mutation_log"
 
 step "fleet bench, short (scripts/bench.sh --short: backfilled Prometheus, plugin vs raw HTTP; no timing asserted)"
+# The bench runs pkg/internal/fleetbench's tests by name; a test it does not name would run nowhere.
+fleetbench_tests=$(go test -list . ./pkg/internal/fleetbench/ | grep '^Test' | sort | tr '\n' ' ')
+if [ "$fleetbench_tests" != "TestFleetBench TestFleetTableBench TestRulesBench " ]; then
+	echo "pkg/internal/fleetbench has tests scripts/bench.sh does not run: $fleetbench_tests" >&2
+	exit 1
+fi
 bash scripts/bench.sh --short
 
 step "backend build (mage build:linux)"

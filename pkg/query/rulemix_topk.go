@@ -2,7 +2,6 @@ package query
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"strconv"
 	"time"
@@ -114,7 +113,10 @@ func (p *plan) rankPlanFor(tr topkRules, raw string, rng time.Duration) (rankPla
 	}
 	after, ok := p.builder.TopKRankingPartFromRules(prefix, q.RankBy, q.Aggregation, q.Grouping, q.Filters, window, promDuration(end.Sub(lastRaw)-time.Millisecond), promDuration(step))
 	if !ok {
-		return rankPlan{}, fmt.Errorf("topK: no recorded ranking by %s over a part of the range", q.RankBy)
+		// Not reachable while the whole-range ranking could be built (same
+		// signal, window and grouping); should a future aggregation differ,
+		// the raw ranking is still a right answer where an error is not.
+		return single(raw), nil
 	}
 	return rankPlan{parts: []rankPart{{before, lastRaw}, {after.Expr, end}}, join: q.Aggregation}, nil
 }
