@@ -54,6 +54,18 @@ stop_jobs() {
 }
 trap 'stop_jobs $backends_pid' EXIT
 
+# wait_logged NAME PID LOG: waits for a background job, prints its output, and ends the suite if it failed.
+wait_logged() {
+	local ok=1
+	wait "$2" || ok=0
+	cat "$3"
+	rm -f "$3"
+	if [ "$ok" -ne 1 ]; then
+		echo "$1 failed (its output is above)" >&2
+		exit 1
+	fi
+}
+
 # node_modules, the same way: npm ci (or its cached copy, scripts/npm-install.sh) mostly waits on the registry
 # and the disk, so it runs while vet compiles; the release archive waits for it.
 npm_log=$(mktemp)
@@ -118,14 +130,7 @@ fi
 # it on purpose, and installs it into a temporary plugins folder and launches its binary over go-plugin.
 PACKAGE_PLATFORMS="${PACKAGE_PLATFORMS:-linux/amd64,linux/arm64,darwin/amd64,darwin/arm64,windows/amd64}"
 step "release archive (scripts/package.sh for ${PACKAGE_PLATFORMS}: frontend, backend, offline catalogue checks)"
-npm_ok=1
-wait "$npm_pid" || npm_ok=0
-cat "$npm_log"
-rm -f "$npm_log"
-if [ "$npm_ok" -ne 1 ]; then
-	echo "scripts/npm-install.sh failed (its output is above)" >&2
-	exit 1
-fi
+wait_logged scripts/npm-install.sh "$npm_pid" "$npm_log"
 bash scripts/package.sh --platforms "$PACKAGE_PLATFORMS"
 VLLM_PLUGIN_ARCHIVE="$PWD/release/inferops-vllm-datasource-$(node -p "require('./package.json').version").zip"
 VLLM_PLUGIN_PLATFORMS="$PACKAGE_PLATFORMS"
@@ -187,18 +192,6 @@ go test -count=1 -p 3 -parallel 6 -timeout 20m $(go list ./pkg/... ./cmd/... | g
 step "go test, cgo on (the NVML packages)"
 CGO_ENABLED=1 go test -count=1 "${CGO_PACKAGES[@]}"
 
-# wait_logged NAME PID LOG: waits for a job started beside the tests, prints its output, fails the suite if it failed.
-wait_logged() {
-	local ok=1
-	wait "$2" || ok=0
-	cat "$3"
-	rm -f "$3"
-	if [ "$ok" -ne 1 ]; then
-		echo "$1 failed (its output is above)" >&2
-		exit 1
-	fi
-}
-
 step "fuzz (a few seconds each, seed corpus of nasty cases; started beside go test)"
 wait_logged fuzz "$fuzz_pid" "$fuzz_log"
 
@@ -219,14 +212,7 @@ go run github.com/magefile/mage -v build:linux
 test -x dist/gpx_vllm_linux_amd64
 
 step "frontend checks (typecheck, lint, Grafana compatibility, jest; started after the release archive)"
-frontend_ok=1
-wait "$frontend_pid" || frontend_ok=0
-cat "$frontend_log"
-rm -f "$frontend_log"
-if [ "$frontend_ok" -ne 1 ]; then
-	echo "scripts/frontend-check.sh checks failed (its output is above)" >&2
-	exit 1
-fi
+wait_logged "scripts/frontend-check.sh checks" "$frontend_pid" "$frontend_log"
 
 step "frontend build (production build, dist/ checks, browser check)"
 bash scripts/frontend-check.sh dist
