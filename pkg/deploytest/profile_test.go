@@ -1,11 +1,9 @@
 package deploytest
 
 import (
-	"context"
 	"encoding/json"
 	"testing"
 
-	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferops/vllm-datasource/pkg/models"
@@ -44,7 +42,7 @@ func TestShippedDataSourcesKeepTheProfile(t *testing.T) {
 				js["profile"] = name
 				raw, err := json.Marshal(js)
 				require.NoError(t, err)
-				s, err := models.LoadSettings(context.Background(), backend.DataSourceInstanceSettings{URL: ds.URL, JSONData: raw})
+				s, err := models.ParseSettings(models.Instance{URL: ds.URL, JSONData: raw})
 				require.NoError(t, err)
 				p, _ := models.LookupProfile(name)
 				require.Equal(t, p.Prefixes, s.MetricPrefixes, "the profile's prefixes")

@@ -8,6 +8,6 @@
 //
 // It sits below the packages that answer Grafana (query, health,
 // resources, plugin) and above those whose errors it reads (prom,
-// models), so every boundary can use it without an import cycle; prom's
-// own error kinds are rows of the table, not a second map.
+// models, interval), so every boundary can use it without an import
+// cycle; prom's own error kinds are rows of the table, not a second map.
 package failure

@@ -8,6 +8,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
+	"github.com/inferops/vllm-datasource/pkg/interval"
 	"github.com/inferops/vllm-datasource/pkg/models"
 	"github.com/inferops/vllm-datasource/pkg/prom"
 )
@@ -18,8 +19,8 @@ type Kind string
 // The kinds. Those of a Prometheus call are prom's kinds.
 const (
 	// InvalidInput: the user's query or settings (models.ErrInvalidQuery,
-	// models.ErrUnresolvedVariable, or an error marked downstream with the
-	// SDK's backend.DownstreamError, as pkg/interval does).
+	// models.ErrUnresolvedVariable, interval.ErrInvalidRequest, or an
+	// error marked downstream with the SDK's backend.DownstreamError).
 	InvalidInput Kind = "invalid input"
 	// Canceled: the request was withdrawn (context canceled, or
 	// Prometheus reporting the query canceled).
@@ -83,7 +84,8 @@ func Classify(err error) Class {
 
 // kindOf names what went wrong. The order matters: a panic is ours
 // whatever it wraps; a Prometheus call's kind was decided where the call
-// failed; a deadline or a cancel comes before the downstream marker,
+// failed; the input sentinels of models and interval name the user's
+// mistake; a deadline or a cancel comes before the downstream marker,
 // because the SDK counts both as downstream errors and would otherwise
 // hide the timeout; network failures outside Prometheus calls (node
 // agents) are upstream like Prometheus' own.
@@ -94,7 +96,8 @@ func kindOf(err error) Kind {
 		return Internal
 	case prom.KindOf(err) != "":
 		return Kind(prom.KindOf(err))
-	case errors.Is(err, models.ErrInvalidQuery), errors.Is(err, models.ErrUnresolvedVariable):
+	case errors.Is(err, models.ErrInvalidQuery), errors.Is(err, models.ErrUnresolvedVariable),
+		errors.Is(err, interval.ErrInvalidRequest):
 		return InvalidInput
 	case errors.Is(err, context.DeadlineExceeded):
 		return Timeout

@@ -79,7 +79,9 @@ func TestClassify(t *testing.T) {
 	}{
 		{"invalid query", fmt.Errorf("%w: quantile 1.5 is out of range (0, 1)", models.ErrInvalidQuery), failure.InvalidInput},
 		{"unresolved variable in an alert", fmt.Errorf("%w: expr holds $model", models.ErrUnresolvedVariable), failure.InvalidInput},
-		{"bad interval (marked downstream by pkg/interval)", intervalErr, failure.InvalidInput},
+		{"bad interval (marked with interval.ErrInvalidRequest)", intervalErr, failure.InvalidInput},
+		{"wrapped interval error", fmt.Errorf("query A: %w", intervalErr), failure.InvalidInput},
+		{"marked downstream with the SDK", backend.DownstreamError(errors.New("bad input")), failure.InvalidInput},
 		// was: 502 for Prometheus' cancel but 400 for the context's; one kind now.
 		{"prometheus canceled", &prom.Error{Kind: prom.KindCanceled, Err: context.Canceled}, failure.Canceled},
 		{"context canceled", fmt.Errorf("fetch: %w", context.Canceled), failure.Canceled},

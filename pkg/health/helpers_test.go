@@ -17,9 +17,9 @@ import (
 func check(t *testing.T, url, jsonData string) *backend.CheckHealthResult {
 	t.Helper()
 	ctx := context.Background()
-	s, err := models.LoadSettings(ctx, backend.DataSourceInstanceSettings{URL: url, JSONData: []byte(jsonData)})
+	s, err := models.ParseSettings(models.Instance{URL: url, JSONData: []byte(jsonData)})
 	require.NoError(t, err)
-	c, err := prom.New(prom.Options{URL: s.URL, HTTP: s.HTTPOptions})
+	c, err := prom.New(prom.Options{URL: s.URL, Timeout: s.QueryTimeout})
 	require.NoError(t, err)
 	return health.Check(ctx, c, s, time.Now())
 }

@@ -52,7 +52,7 @@ func checkStalls(ctx context.Context, p Prometheus, s models.Settings, now time.
 }
 
 // stallWindow is the data source's stall window; settings built in code
-// (not by models.LoadSettings) fall back to the setting's default.
+// (not by models.ParseSettings) fall back to the setting's default.
 func stallWindow(s models.Settings) time.Duration {
 	if s.StallWindow > 0 {
 		return s.StallWindow

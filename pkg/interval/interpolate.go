@@ -4,14 +4,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/grafana/grafana-plugin-sdk-go/backend/gtime"
 )
 
 // Interpolate replaces Grafana's built-in interval and range variables in
 // expr with their values from r, in both the $__name and ${__name} forms:
 //
-//	$__interval           gtime.FormatInterval(r.Interval), e.g. "2m"
+//	$__interval           Format(r.Interval), e.g. "2m"
 //	$__interval_ms        r.Interval in whole milliseconds, e.g. "120000"
 //	$__interval_s         r.Interval in whole seconds, e.g. "120"
 //	$__rate_interval      r.RateInterval as a Go duration, e.g. "2m15s", "1m0s"
@@ -79,7 +77,7 @@ func dollarRef(s string) (name string, width int) {
 func builtinValue(name string, r Result) (string, bool) {
 	switch name {
 	case "__interval":
-		return gtime.FormatInterval(r.Interval), true
+		return Format(r.Interval), true
 	case "__interval_ms":
 		return strconv.FormatInt(r.Interval.Milliseconds(), 10), true
 	case "__interval_s":

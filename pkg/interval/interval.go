@@ -7,9 +7,6 @@ import (
 	"math/bits"
 	"strings"
 	"time"
-
-	"github.com/grafana/grafana-plugin-sdk-go/backend"
-	"github.com/grafana/grafana-plugin-sdk-go/backend/gtime"
 )
 
 const (
@@ -26,6 +23,24 @@ const (
 )
 
 const maxDuration = time.Duration(math.MaxInt64)
+
+// ErrInvalidRequest marks every error Compute returns: each one is caused
+// by the request (its time range, max data points or min step), not by this
+// package, so callers classify it as invalid input. Test for it with
+// errors.Is; the marked error's message is the cause's alone.
+var ErrInvalidRequest = errors.New("invalid request")
+
+// requestError is an error marked with ErrInvalidRequest. It is a type
+// rather than fmt.Errorf("%w: %w", ...) so that the message users see stays
+// the cause's, without a prefix.
+type requestError struct {
+	err error
+}
+
+func (e requestError) Error() string { return e.err.Error() }
+
+// Unwrap returns both the marker and the cause, for errors.Is and errors.As.
+func (e requestError) Unwrap() []error { return []error{ErrInvalidRequest, e.err} }
 
 // Input is what Compute needs from a query and the data source settings.
 type Input struct {
@@ -83,31 +98,26 @@ const (
 // minStep is the parsed Input.QueryInterval.
 type minStep struct {
 	kind  minStepKind
-	text  string        // the trimmed duration string when kind is minStepFixed
-	value time.Duration // its parsed value when kind is minStepFixed
+	value time.Duration // the parsed duration when kind is minStepFixed
 }
 
 // Compute returns the step, aligned range and variable values for in,
 // following Grafana's Prometheus data source (see the package comment). Every
-// error it returns is caused by the request, and is marked as a downstream
-// error with backend.DownstreamError.
+// error it returns is caused by the request, and is marked with
+// ErrInvalidRequest.
 func Compute(in Input) (Result, error) {
 	rng, err := validate(in)
 	if err != nil {
-		return Result{}, backend.DownstreamError(err)
+		return Result{}, requestError{err}
 	}
 	ms, err := parseMinStep(in.QueryInterval)
 	if err != nil {
-		return Result{}, backend.DownstreamError(err)
+		return Result{}, requestError{err}
 	}
 	scrape := scrapeOrDefault(in.Scrape)
 	queryInterval := intervalMsDuration(in.IntervalMs)
 
-	minInterval, err := gtime.GetIntervalFrom(scrape.String(), ms.text, queryInterval.Milliseconds(), DefaultScrape)
-	if err != nil { // not expected: both strings have already been parsed
-		return Result{}, backend.DownstreamError(fmt.Errorf("computing the min interval: %w", err))
-	}
-	step := ruleStep(rng, minInterval, in.MaxDataPoints)
+	step := ruleStep(rng, minInterval(ms, queryInterval, scrape), in.MaxDataPoints)
 	if ms.kind == minStepRateInterval {
 		step = rateInterval(step, scrape)
 	}
@@ -155,7 +165,7 @@ func parseMinStep(s string) (minStep, error) {
 	case s == "" || s == "0s" || isVariable(s):
 		return minStep{kind: minStepUnset}, nil
 	}
-	d, err := gtime.ParseIntervalStringToTimeDuration(s)
+	d, err := Parse(s)
 	if err != nil {
 		return minStep{}, invalidIntervalError(s, err)
 	}
@@ -165,7 +175,7 @@ func parseMinStep(s string) (minStep, error) {
 	if d == 0 {
 		return minStep{kind: minStepUnset}, nil
 	}
-	return minStep{kind: minStepFixed, text: s, value: d}, nil
+	return minStep{kind: minStepFixed, value: d}, nil
 }
 
 // isVariable reports whether a min-step string is a template variable.
@@ -198,15 +208,30 @@ func intervalMsDuration(ms int64) time.Duration {
 	}
 }
 
+// minInterval is Grafana's rule 1 (gtime.GetIntervalFrom, given the scrape
+// interval as the data source's interval): the query's min step when set,
+// else the frontend's interval when set, else the scrape interval (which
+// scrapeOrDefault has already defaulted to 15s).
+func minInterval(ms minStep, queryInterval, scrape time.Duration) time.Duration {
+	switch {
+	case ms.kind == minStepFixed:
+		return ms.value
+	case queryInterval > 0:
+		return queryInterval
+	default:
+		return scrape
+	}
+}
+
 // ruleStep applies Grafana's rules 2–4: the min interval or the rounded
 // range/maxDataPoints, whichever is larger, but never below the rounded safe
 // interval range/MaxPoints.
-func ruleStep(rng, minInterval time.Duration, maxDataPoints int64) time.Duration {
+func ruleStep(rng, floor time.Duration, maxDataPoints int64) time.Duration {
 	if maxDataPoints == 0 {
 		maxDataPoints = DefaultMaxDataPoints
 	}
-	calculated := max(minInterval, gtime.RoundInterval(rng/time.Duration(maxDataPoints)))
-	safe := gtime.RoundInterval(rng / MaxPoints)
+	calculated := max(floor, Round(rng/time.Duration(maxDataPoints)))
+	safe := Round(rng / MaxPoints)
 	return max(calculated, safe)
 }
 

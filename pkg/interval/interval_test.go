@@ -1,12 +1,13 @@
 package interval
 
 import (
+	"errors"
 	"math/big"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/stretchr/testify/require"
 )
 
@@ -131,7 +132,7 @@ func TestComputeRules(t *testing.T) {
 		{
 			name:     "maxDataPoints raises the step",
 			in:       Input{MaxDataPoints: 100},
-			wantStep: 30 * time.Second, // RoundInterval(1h/100 = 36s) = 30s > 15s
+			wantStep: 30 * time.Second, // Round(1h/100 = 36s) = 30s > 15s
 		},
 		{
 			name: "range formats",
@@ -314,12 +315,28 @@ func TestComputeErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Compute(tt.in)
 			require.Error(t, err)
-			require.True(t, backend.IsDownstreamError(err), "errors are the request's fault")
+			require.ErrorIs(t, err, ErrInvalidRequest, "errors are the request's fault")
 			for _, s := range tt.wantErr {
 				require.Contains(t, err.Error(), s)
 			}
 		})
 	}
+}
+
+// TestComputeErrorMessage: the ErrInvalidRequest mark adds nothing to the
+// message users see, and the cause stays reachable.
+func TestComputeErrorMessage(t *testing.T) {
+	from, to := span(time.Hour)
+	_, err := Compute(Input{From: from, To: to, QueryInterval: "five minutes"})
+	require.EqualError(t, err, `invalid interval "five minutes" (the query's min step): `+
+		`time: invalid duration "five minutes"; use a duration such as "30s", "2m", "1h" or "1d", or "$__rate_interval"`)
+
+	_, err = Compute(Input{From: from, To: to, QueryInterval: "<99999999999999999999>"})
+	require.ErrorIs(t, err, ErrInvalidRequest)
+	require.ErrorIs(t, err, strconv.ErrRange, "the parse error is wrapped")
+	var numErr *strconv.NumError
+	require.True(t, errors.As(err, &numErr))
+	require.Equal(t, "99999999999999999999", numErr.Num)
 }
 
 func TestHasUnresolvedVariable(t *testing.T) {

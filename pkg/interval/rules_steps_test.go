@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/grafana/grafana-plugin-sdk-go/backend/gtime"
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
 
@@ -20,7 +19,7 @@ import (
 // These tests pin which panels the shipped recording rules (every 30s,
 // rate windows 1m and 5m) can answer, from the numbers Grafana hands the
 // plugin. The frontend sends intervalMs = max(panel min interval,
-// RoundInterval(range / maxDataPoints)), maxDataPoints being the panel's
+// Round(range / maxDataPoints)), maxDataPoints being the panel's
 // width in pixels (@grafana/data rangeutil.calculateInterval); the plugin
 // then steps at Compute's step and rates over $__rate_interval =
 // max(intervalMs + scrape, 4 × scrape). An exact answer needs a step that
@@ -36,7 +35,7 @@ const ruleEvery = 30 * time.Second
 // width px showing rng, as the frontend and Compute do.
 func panelStep(t *testing.T, scrape, panelMin time.Duration, width int64, rng time.Duration) interval.Result {
 	t.Helper()
-	intervalMs := max(panelMin, gtime.RoundInterval(rng/time.Duration(width)))
+	intervalMs := max(panelMin, interval.Round(rng/time.Duration(width)))
 	to := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
 	r, err := interval.Compute(interval.Input{From: to.Add(-rng), To: to, MaxDataPoints: width,
 		IntervalMs: intervalMs.Milliseconds(), Scrape: scrape})
@@ -218,7 +217,7 @@ func TestRuleStepTableQueryMinStep(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s scrape, min step %s, %s", model.Duration(tt.scrape), tt.minStep, model.Duration(tt.rng)), func(t *testing.T) {
 			r, err := interval.Compute(interval.Input{From: to.Add(-tt.rng), To: to, MaxDataPoints: 900,
-				IntervalMs: gtime.RoundInterval(tt.rng / 900).Milliseconds(), QueryInterval: tt.minStep, Scrape: tt.scrape})
+				IntervalMs: interval.Round(tt.rng / 900).Milliseconds(), QueryInterval: tt.minStep, Scrape: tt.scrape})
 			require.NoError(t, err)
 			require.Equal(t, tt.step, r.Step, "step")
 			require.Equal(t, tt.window, r.RateInterval, "$__rate_interval")

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/grafana/grafana-plugin-sdk-go/backend/gtime"
+	"github.com/inferops/vllm-datasource/pkg/interval"
 )
 
 // Defaults for the node-agent settings.
@@ -105,7 +105,7 @@ func agentTimeout(raw string) (time.Duration, error) {
 	if strings.TrimSpace(raw) == "" {
 		return DefaultAgentTimeout, nil
 	}
-	d, err := gtime.ParseDuration(strings.TrimSpace(raw))
+	d, err := interval.ParseDuration(strings.TrimSpace(raw))
 	if err != nil || d <= 0 || d > maxAgentTimeout {
 		return 0, fmt.Errorf("%w: agentTimeout %q is not a duration between 1ms and 1m, such as 2s or 500ms", ErrInvalidSettings, raw)
 	}

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/stretchr/testify/require"
 )
 
@@ -15,9 +14,9 @@ import (
 // drifts by one (< for <=, > for >=) fails here.
 func TestLimitsInclusive(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
-	tr := backend.TimeRange{From: now.Add(-time.Hour), To: now}
+	tr := TimeRange{From: now.Add(-time.Hour), To: now}
 	parseK := func(k string) (Query, error) {
-		return ParseQuery(backend.DataQuery{RefID: "A", JSON: json.RawMessage(`{"queryType":"topk","k":` + k + `}`), TimeRange: tr})
+		return ParseQuery(Request{RefID: "A", JSON: json.RawMessage(`{"queryType":"topk","k":` + k + `}`), TimeRange: tr})
 	}
 	t.Run("k", func(t *testing.T) {
 		for _, tt := range []struct {

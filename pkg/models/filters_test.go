@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/stretchr/testify/require"
 )
 
@@ -22,7 +21,7 @@ func TestFilterValuesLimit(t *testing.T) {
 	parse := func(n int) error {
 		js, err := json.Marshal(map[string]any{"queryType": "queue", "models": values(n)})
 		require.NoError(t, err)
-		_, err = ParseQuery(backend.DataQuery{RefID: "A", JSON: js})
+		_, err = ParseQuery(Request{RefID: "A", JSON: js})
 		return err
 	}
 	require.NoError(t, parse(MaxFilterValues))
@@ -32,9 +31,9 @@ func TestFilterValuesLimit(t *testing.T) {
 // TestQuantileBounds: quantiles are strictly between 0 and 1.
 func TestQuantileBounds(t *testing.T) {
 	for _, q := range []string{"0", "1", "-0.5", "1.5"} {
-		_, err := ParseQuery(backend.DataQuery{RefID: "A", JSON: []byte(`{"queryType":"waitTime","quantiles":[` + q + `]}`)})
+		_, err := ParseQuery(Request{RefID: "A", JSON: []byte(`{"queryType":"waitTime","quantiles":[` + q + `]}`)})
 		require.ErrorContains(t, err, "quantile "+q+" is out of range (0, 1)")
 	}
-	_, err := ParseQuery(backend.DataQuery{RefID: "A", JSON: []byte(`{"queryType":"waitTime","quantiles":[0.001,0.999]}`)})
+	_, err := ParseQuery(Request{RefID: "A", JSON: []byte(`{"queryType":"waitTime","quantiles":[0.001,0.999]}`)})
 	require.NoError(t, err)
 }

@@ -29,7 +29,7 @@ type Keys struct {
 }
 
 // SettingKeys lists every jsonData and secureJsonData key the backend reads:
-// the json tags of the structs LoadSettings decodes jsonData into, the
+// the json tags of the structs ParseSettings decodes jsonData into, the
 // node-agent token, and Grafana's standard HTTP settings. Documentation
 // tests compare it with docs/configuration.md, so a new setting cannot stay
 // undocumented.

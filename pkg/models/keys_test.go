@@ -5,7 +5,6 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/stretchr/testify/require"
 )
 
@@ -45,7 +44,7 @@ func TestSettingKeys(t *testing.T) {
 }
 
 // TestSettingKeysAreRead sets each of the plugin's own jsonData keys that
-// SettingKeys names to an invalid value and requires LoadSettings to reject
+// SettingKeys names to an invalid value and requires ParseSettings to reject
 // it naming that key: a listed key the backend does not read fails here,
 // and so does a new key without a case below.
 func TestSettingKeysAreRead(t *testing.T) {
@@ -70,12 +69,12 @@ func TestSettingKeysAreRead(t *testing.T) {
 			require.True(t, ok, "no invalid value for %s: add one", key)
 			raw, err := json.Marshal(map[string]any{key: bad})
 			require.NoError(t, err)
-			_, err = LoadSettings(t.Context(), backend.DataSourceInstanceSettings{URL: "http://prometheus:9090", JSONData: raw})
+			_, err = ParseSettings(Instance{URL: "http://prometheus:9090", JSONData: raw})
 			require.ErrorContains(t, err, key)
 		})
 	}
 	t.Run("prometheusUrl", func(t *testing.T) {
-		_, err := LoadSettings(t.Context(), backend.DataSourceInstanceSettings{JSONData: []byte(`{"prometheusUrl":"ftp://x"}`)})
+		_, err := ParseSettings(Instance{JSONData: []byte(`{"prometheusUrl":"ftp://x"}`)})
 		require.ErrorContains(t, err, `url "ftp://x"`)
 	})
 }

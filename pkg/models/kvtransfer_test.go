@@ -1,10 +1,8 @@
 package models
 
 import (
-	"context"
 	"testing"
 
-	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/stretchr/testify/require"
 )
 
@@ -64,7 +62,7 @@ func TestRoleLabelSetting(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := LoadSettings(context.Background(), backend.DataSourceInstanceSettings{URL: "http://prom:9090", JSONData: []byte(tt.json)})
+			s, err := ParseSettings(Instance{URL: "http://prom:9090", JSONData: []byte(tt.json)})
 			if tt.wantErr != "" {
 				require.ErrorIs(t, err, ErrInvalidSettings)
 				require.ErrorContains(t, err, tt.wantErr)

@@ -6,13 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/stretchr/testify/require"
 )
 
 func TestParseSpecDecodeAndLoRA(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
-	tr := backend.TimeRange{From: now.Add(-time.Hour), To: now}
+	tr := TimeRange{From: now.Add(-time.Hour), To: now}
 	tests := []struct {
 		name       string
 		js         string
@@ -36,7 +35,7 @@ func TestParseSpecDecodeAndLoRA(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			q, err := ParseQuery(backend.DataQuery{RefID: "A", JSON: json.RawMessage(tt.js), TimeRange: tr})
+			q, err := ParseQuery(Request{RefID: "A", JSON: json.RawMessage(tt.js), TimeRange: tr})
 			if tt.wantErr != "" {
 				require.ErrorContains(t, err, tt.wantErr)
 				require.True(t, errors.Is(err, ErrInvalidQuery))

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferops/vllm-datasource/pkg/models"
@@ -52,8 +51,8 @@ func TestNumbersFromStringsAreStrict(t *testing.T) {
 		t.Run(tt.text, func(t *testing.T) {
 			js, err := json.Marshal(tt.text)
 			require.NoError(t, err)
-			q, kErr := models.ParseQuery(backend.DataQuery{RefID: "A", JSON: []byte(`{"queryType":"topk","k":` + string(js) + `}`)})
-			s, sErr := models.ParseQuery(backend.DataQuery{RefID: "A", JSON: []byte(`{"queryType":"slo","target":` + string(js) + `}`)})
+			q, kErr := models.ParseQuery(models.Request{RefID: "A", JSON: []byte(`{"queryType":"topk","k":` + string(js) + `}`)})
+			s, sErr := models.ParseQuery(models.Request{RefID: "A", JSON: []byte(`{"queryType":"slo","target":` + string(js) + `}`)})
 			switch {
 			case tt.k != 0:
 				require.NoError(t, kErr)

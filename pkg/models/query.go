@@ -8,7 +8,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/prometheus/prometheus/model/labels"
 )
 
@@ -106,7 +105,27 @@ type Query struct {
 	// View is the workload query's view (WorkloadViews).
 	View string
 	// Time and resolution from Grafana.
-	TimeRange     backend.TimeRange
+	TimeRange     TimeRange
+	Interval      time.Duration
+	MaxDataPoints int64
+}
+
+// TimeRange is a query's time range, as Grafana sends it.
+type TimeRange struct {
+	From, To time.Time
+}
+
+// Request is what Grafana sends for one query: the fields of the SDK's
+// backend.DataQuery that a query is parsed from, under their names there.
+// The SDK's type is converted where the plugin receives it (pkg/query), so
+// that this package builds without the SDK's backend: the fuzzers
+// instrument every package a target imports, and the backend brings
+// hundreds (gRPC, Arrow, OpenTelemetry).
+type Request struct {
+	RefID         string
+	QueryType     string
+	JSON          []byte
+	TimeRange     TimeRange
 	Interval      time.Duration
 	MaxDataPoints int64
 }
@@ -134,7 +153,7 @@ type rawQuery struct {
 
 // ParseQuery decodes and validates one Grafana query. Errors name the field
 // and the allowed values and wrap ErrInvalidQuery.
-func ParseQuery(dq backend.DataQuery) (Query, error) {
+func ParseQuery(dq Request) (Query, error) {
 	var raw rawQuery
 	if err := json.Unmarshal(dq.JSON, &raw); err != nil {
 		return Query{}, invalid("malformed query JSON: %v", err)
@@ -234,7 +253,7 @@ func parseQueryMatchers(raw string) ([]*labels.Matcher, error) {
 	return ms, nil
 }
 
-func validateTimeRange(tr backend.TimeRange) error {
+func validateTimeRange(tr TimeRange) error {
 	if tr.To.Before(tr.From) {
 		return invalid("time range ends (%s) before it starts (%s)", tr.To.Format(time.RFC3339), tr.From.Format(time.RFC3339))
 	}

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"testing"
 	"time"
-
-	"github.com/grafana/grafana-plugin-sdk-go/backend"
 )
 
 // FuzzParseQuery feeds arbitrary query JSON: parsing must never panic, and
@@ -36,7 +34,7 @@ func FuzzParseQuery(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, js string) {
 		now := time.Unix(1_700_000_000, 0)
-		q, err := ParseQuery(backend.DataQuery{RefID: "A", JSON: json.RawMessage(js), TimeRange: backend.TimeRange{From: now.Add(-time.Hour), To: now}})
+		q, err := ParseQuery(Request{RefID: "A", JSON: json.RawMessage(js), TimeRange: TimeRange{From: now.Add(-time.Hour), To: now}})
 		if err != nil {
 			if !errors.Is(err, ErrInvalidQuery) {
 				t.Fatalf("error %v does not wrap ErrInvalidQuery", err)

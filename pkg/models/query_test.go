@@ -5,18 +5,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/stretchr/testify/require"
 )
 
 func TestParseQuery(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
-	tr := backend.TimeRange{From: now.Add(-time.Hour), To: now}
+	tr := TimeRange{From: now.Add(-time.Hour), To: now}
 	tests := []struct {
 		name    string
 		qt      string
 		js      string
-		tr      *backend.TimeRange
+		tr      *TimeRange
 		check   func(t *testing.T, q Query)
 		wantErr string
 	}{
@@ -61,7 +60,7 @@ func TestParseQuery(t *testing.T) {
 		{name: "rankBy", js: `{"queryType":"topk","rankBy":"gpu"}`, wantErr: `rankBy "gpu" is unknown`},
 		{name: "aggregation", js: `{"queryType":"topk","aggregation":"p95"}`, wantErr: `aggregation "p95" is unknown; allowed: max, avg, last`},
 		{name: "empty filter", js: `{"queryType":"queue","instances":[""]}`, wantErr: "instances contains an empty value"},
-		{name: "reversed range", js: `{"queryType":"queue"}`, tr: &backend.TimeRange{From: now, To: now.Add(-time.Hour)}, wantErr: "time range ends"},
+		{name: "reversed range", js: `{"queryType":"queue"}`, tr: &TimeRange{From: now, To: now.Add(-time.Hour)}, wantErr: "time range ends"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -69,7 +68,7 @@ func TestParseQuery(t *testing.T) {
 			if tt.tr != nil {
 				r = *tt.tr
 			}
-			q, err := ParseQuery(backend.DataQuery{RefID: "A", QueryType: tt.qt, JSON: json.RawMessage(tt.js), TimeRange: r})
+			q, err := ParseQuery(Request{RefID: "A", QueryType: tt.qt, JSON: json.RawMessage(tt.js), TimeRange: r})
 			if tt.wantErr != "" {
 				require.ErrorIs(t, err, ErrInvalidQuery)
 				require.ErrorContains(t, err, tt.wantErr)

@@ -3,7 +3,6 @@ package models
 import (
 	"testing"
 
-	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/stretchr/testify/require"
 )
 
@@ -29,7 +28,7 @@ func TestRecordingRuleSettings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := LoadSettings(t.Context(), backend.DataSourceInstanceSettings{URL: "http://prometheus:9090", JSONData: []byte(tt.jsonData)})
+			s, err := ParseSettings(Instance{URL: "http://prometheus:9090", JSONData: []byte(tt.jsonData)})
 			if tt.err != "" {
 				require.ErrorIs(t, err, ErrInvalidSettings)
 				require.ErrorContains(t, err, tt.err)

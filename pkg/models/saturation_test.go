@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/grafana/grafana-plugin-sdk-go/backend"
-
 	"github.com/stretchr/testify/require"
 )
 
@@ -71,7 +69,7 @@ func TestDiagnosisOptions(t *testing.T) {
 	}
 }
 
-func dataQuery(js string) backend.DataQuery {
+func dataQuery(js string) Request {
 	now := time.Unix(1_700_000_000, 0)
-	return backend.DataQuery{RefID: "A", JSON: json.RawMessage(js), TimeRange: backend.TimeRange{From: now.Add(-time.Hour), To: now}}
+	return Request{RefID: "A", JSON: json.RawMessage(js), TimeRange: TimeRange{From: now.Add(-time.Hour), To: now}}
 }

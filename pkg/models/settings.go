@@ -1,7 +1,6 @@
 package models
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,10 +8,9 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/grafana/grafana-plugin-sdk-go/backend"
-	"github.com/grafana/grafana-plugin-sdk-go/backend/gtime"
-	"github.com/grafana/grafana-plugin-sdk-go/backend/httpclient"
 	"github.com/prometheus/prometheus/model/labels"
+
+	"github.com/inferops/vllm-datasource/pkg/interval"
 )
 
 // Defaults for the data-source settings. They match what vLLM and a stock
@@ -74,8 +72,6 @@ type Settings struct {
 	// IncrementalOverlap is how far before the moment of a fetch its steps
 	// may still change, and are asked for again.
 	IncrementalOverlap time.Duration
-	// HTTPOptions carries auth, headers and TLS from Grafana's standard HTTP settings.
-	HTTPOptions httpclient.Options
 	// Agents says how to reach the node agents (GPU data).
 	Agents AgentSettings
 	// Selector scopes the data source to one fleet in a shared store: label
@@ -149,9 +145,21 @@ type jsonSettings struct {
 	RulePrefix     string          `json:"rulePrefix"`
 }
 
-// LoadSettings parses and validates instance settings. Every error names the
+// Instance is what a data source instance's settings hold for the plugin
+// (the fields of the SDK's backend.DataSourceInstanceSettings it reads,
+// under their names there). Grafana's standard HTTP settings (auth,
+// headers, TLS) are read by the SDK where the Prometheus client is built
+// (pkg/plugin); this package does not import the SDK's backend, so that the
+// fuzzers, which instrument every package a target imports, stay small.
+type Instance struct {
+	URL                     string
+	JSONData                []byte
+	DecryptedSecureJSONData map[string]string
+}
+
+// ParseSettings parses and validates instance settings. Every error names the
 // field that is wrong and wraps ErrInvalidSettings.
-func LoadSettings(ctx context.Context, s backend.DataSourceInstanceSettings) (Settings, error) {
+func ParseSettings(s Instance) (Settings, error) {
 	var js jsonSettings
 	if len(s.JSONData) > 0 {
 		if err := json.Unmarshal(s.JSONData, &js); err != nil {
@@ -162,15 +170,6 @@ func LoadSettings(ctx context.Context, s backend.DataSourceInstanceSettings) (Se
 	if err != nil {
 		return Settings{}, err
 	}
-	if len(s.JSONData) == 0 {
-		// The SDK's HTTP settings parser needs an object, even an empty one.
-		s.JSONData = []byte("{}")
-	}
-	out.HTTPOptions, err = s.HTTPClientOptions(ctx)
-	if err != nil {
-		return Settings{}, fmt.Errorf("%w: HTTP settings: %v", ErrInvalidSettings, err)
-	}
-	out.HTTPOptions.Timeouts.Timeout = out.QueryTimeout
 	if out.Agents, err = ParseAgentSettings(s.JSONData, s.DecryptedSecureJSONData); err != nil {
 		return Settings{}, err
 	}
@@ -264,7 +263,7 @@ func parseDuration(field, raw string, def time.Duration) (time.Duration, error) 
 	if raw == "" {
 		return def, nil
 	}
-	d, err := gtime.ParseDuration(raw)
+	d, err := interval.ParseDuration(raw)
 	if err != nil || d <= 0 {
 		return 0, fmt.Errorf("%w: %s %q is not a positive duration such as 15s or 1m", ErrInvalidSettings, field, raw)
 	}

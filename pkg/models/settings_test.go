@@ -1,16 +1,14 @@
 package models
 
 import (
-	"context"
 	"errors"
 	"testing"
 	"time"
 
-	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/stretchr/testify/require"
 )
 
-func TestLoadSettings(t *testing.T) {
+func TestParseSettings(t *testing.T) {
 	tests := []struct {
 		name    string
 		url     string
@@ -42,7 +40,7 @@ func TestLoadSettings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := LoadSettings(context.Background(), backend.DataSourceInstanceSettings{URL: tt.url, JSONData: []byte(tt.json)})
+			got, err := ParseSettings(Instance{URL: tt.url, JSONData: []byte(tt.json)})
 			if tt.wantErr != "" {
 				require.ErrorContains(t, err, tt.wantErr)
 				require.True(t, errors.Is(err, ErrInvalidSettings))
@@ -60,26 +58,11 @@ func TestLoadSettings(t *testing.T) {
 			} else {
 				require.Equal(t, DefaultMaxConcurrentQueries, got.MaxConcurrentQueries)
 			}
-			require.Equal(t, got.QueryTimeout, got.HTTPOptions.Timeouts.Timeout)
 		})
 	}
 }
 
-func TestLoadSettingsAuthStaysInHTTPOptions(t *testing.T) {
-	s, err := LoadSettings(context.Background(), backend.DataSourceInstanceSettings{
-		URL: "http://p", BasicAuthEnabled: true, BasicAuthUser: "u",
-		JSONData:                []byte(`{"httpHeaderName1":"Authorization"}`),
-		DecryptedSecureJSONData: map[string]string{"basicAuthPassword": "pw", "httpHeaderValue1": "Bearer tok"},
-	})
-	require.NoError(t, err)
-	require.NotNil(t, s.HTTPOptions.BasicAuth)
-	require.Equal(t, "u", s.HTTPOptions.BasicAuth.User)
-	require.Equal(t, "pw", s.HTTPOptions.BasicAuth.Password)
-	require.Equal(t, "Bearer tok", s.HTTPOptions.Header.Get("Authorization"))
-	require.NotContains(t, s.URL, "pw")
-}
-
-func TestLoadSettingsIncremental(t *testing.T) {
+func TestParseSettingsIncremental(t *testing.T) {
 	tests := []struct {
 		name    string
 		json    string
@@ -98,7 +81,7 @@ func TestLoadSettingsIncremental(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := LoadSettings(context.Background(), backend.DataSourceInstanceSettings{URL: "http://p", JSONData: []byte(tt.json)})
+			got, err := ParseSettings(Instance{URL: "http://p", JSONData: []byte(tt.json)})
 			if tt.wantErr != "" {
 				require.ErrorContains(t, err, tt.wantErr)
 				require.ErrorIs(t, err, ErrInvalidSettings)

@@ -7,13 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/stretchr/testify/require"
 )
 
 func parseJSON(js string) (Query, error) {
 	now := time.Unix(1_700_000_000, 0)
-	return ParseQuery(backend.DataQuery{RefID: "A", JSON: json.RawMessage(js), TimeRange: backend.TimeRange{From: now.Add(-time.Hour), To: now}})
+	return ParseQuery(Request{RefID: "A", JSON: json.RawMessage(js), TimeRange: TimeRange{From: now.Add(-time.Hour), To: now}})
 }
 
 func TestParseSLO(t *testing.T) {

@@ -1,17 +1,15 @@
 package models
 
 import (
-	"context"
 	"testing"
 	"time"
 
-	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/stretchr/testify/require"
 )
 
-// TestLoadSettingsStallWindow: the stall window defaults to the alert's 3m
+// TestParseSettingsStallWindow: the stall window defaults to the alert's 3m
 // (or two scrapes when they are longer) and must cover two scrapes.
-func TestLoadSettingsStallWindow(t *testing.T) {
+func TestParseSettingsStallWindow(t *testing.T) {
 	tests := []struct {
 		name    string
 		json    string
@@ -28,7 +26,7 @@ func TestLoadSettingsStallWindow(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := LoadSettings(context.Background(), backend.DataSourceInstanceSettings{URL: "http://p", JSONData: []byte(tt.json)})
+			got, err := ParseSettings(Instance{URL: "http://p", JSONData: []byte(tt.json)})
 			if tt.wantErr != "" {
 				require.ErrorContains(t, err, tt.wantErr)
 				require.ErrorIs(t, err, ErrInvalidSettings)

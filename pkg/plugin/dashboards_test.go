@@ -202,8 +202,8 @@ func TestDashboardReferences(t *testing.T) {
 				// Valid options, as the backend reads them once the
 				// frontend has replaced the variables.
 				now := time.Now()
-				_, err := models.ParseQuery(backend.DataQuery{RefID: "A", JSON: interpolate(t, target, exampleValues),
-					TimeRange: backend.TimeRange{From: now.Add(-time.Hour), To: now}, Interval: time.Minute, MaxDataPoints: 100})
+				_, err := models.ParseQuery(models.Request{RefID: "A", JSON: interpolate(t, target, exampleValues),
+					TimeRange: models.TimeRange{From: now.Add(-time.Hour), To: now}, Interval: time.Minute, MaxDataPoints: 100})
 				require.NoError(t, err, "%s: %s", where, target)
 			}
 			for _, p := range d.queryPanels() {

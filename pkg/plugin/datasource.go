@@ -5,10 +5,12 @@ package plugin
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/backend/httpclient"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/instancemgmt"
 
 	"github.com/inferops/vllm-datasource/pkg/agent"
@@ -49,16 +51,20 @@ type Datasource struct {
 // source is created or its settings change.
 func NewDatasource(ctx context.Context, s backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
 	ds := &Datasource{now: time.Now, life: newLifecycle(), redact: newRedactor(s), forwarding: forwardingOf(s)}
-	ds.settings, ds.settingsErr = models.LoadSettings(ctx, s)
+	ds.settings, ds.settingsErr = models.ParseSettings(models.Instance{URL: s.URL, JSONData: s.JSONData, DecryptedSecureJSONData: s.DecryptedSecureJSONData})
 	if ds.settingsErr != nil {
 		return ds, nil
 	}
-	hopts := ds.settings.HTTPOptions
+	hopts, err := httpOptions(ctx, s)
+	if err != nil {
+		ds.settingsErr = err
+		return ds, nil
+	}
 	// The plugin forwards the user's identity itself (userOf), filtered
 	// and keyed for the caches; the SDK's forwarding would add every
 	// header Grafana sends, unfiltered and unseen by the cache keys.
 	hopts.ForwardHTTPHeaders = false
-	ds.prom, ds.settingsErr = prom.New(prom.Options{URL: ds.settings.URL, HTTP: hopts, MaxConcurrent: ds.settings.MaxConcurrentQueries})
+	ds.prom, ds.settingsErr = prom.New(prom.Options{URL: ds.settings.URL, HTTP: hopts, Timeout: ds.settings.QueryTimeout, MaxConcurrent: ds.settings.MaxConcurrentQueries})
 	if ds.settingsErr != nil {
 		return ds, nil
 	}
@@ -69,6 +75,20 @@ func NewDatasource(ctx context.Context, s backend.DataSourceInstanceSettings) (i
 	}
 	ds.scopes = newScopes(ds.newScope)
 	return ds, nil
+}
+
+// httpOptions reads Grafana's standard HTTP settings of s (auth, headers,
+// TLS) with the SDK's parser; the plugin's own settings are pkg/models'.
+func httpOptions(ctx context.Context, s backend.DataSourceInstanceSettings) (httpclient.Options, error) {
+	if len(s.JSONData) == 0 {
+		// The SDK's HTTP settings parser needs an object, even an empty one.
+		s.JSONData = []byte("{}")
+	}
+	o, err := s.HTTPClientOptions(ctx)
+	if err != nil {
+		return httpclient.Options{}, fmt.Errorf("%w: HTTP settings: %v", models.ErrInvalidSettings, err)
+	}
+	return o, nil
 }
 
 // newScope makes the profile resolver and executor of one identity, its

@@ -22,7 +22,7 @@ const maxIdentities = 64
 
 // forwardingOf reads the data source's "Forward OAuth identity"
 // (oauthPassThru) and "Allowed cookies" (keepCookies) settings. Bad JSON
-// forwards nothing; LoadSettings reports it.
+// forwards nothing; ParseSettings reports it.
 func forwardingOf(s backend.DataSourceInstanceSettings) prom.Forwarding {
 	var js struct {
 		OAuthPassThru bool     `json:"oauthPassThru"`

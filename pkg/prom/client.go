@@ -30,8 +30,11 @@ const DefaultMaxConcurrent = 10
 
 // Options configures a Client.
 type Options struct {
-	URL          string
-	HTTP         httpclient.Options
+	URL  string
+	HTTP httpclient.Options
+	// Timeout, when set, bounds each whole request (the data source's
+	// query timeout), in place of HTTP's own.
+	Timeout      time.Duration
 	MaxBodyBytes int64
 	// MaxConcurrent bounds the requests in flight to Prometheus from this
 	// client; 0 means DefaultMaxConcurrent.
@@ -64,6 +67,14 @@ func New(opts Options) (*Client, error) {
 		c.transport = t
 	}
 	hopts.ConfigureMiddleware = withForwarding(hopts.ConfigureMiddleware)
+	if opts.Timeout > 0 {
+		t := httpclient.DefaultTimeoutOptions
+		if hopts.Timeouts != nil {
+			t = *hopts.Timeouts
+		}
+		t.Timeout = opts.Timeout
+		hopts.Timeouts = &t
+	}
 	hc, err := httpclient.New(hopts)
 	if err != nil {
 		return nil, fmt.Errorf("build http client: %w", err)

@@ -11,52 +11,17 @@ import (
 
 	jsoniter "github.com/json-iterator/go"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
-	"github.com/prometheus/common/model"
+
+	"github.com/inferops/vllm-datasource/pkg/prom/series"
 )
 
-// Series is one series of a range query, decoded column by column: the
-// shape a data frame's time and value fields take, with the labels read
-// once. A Series may be shared by many readers (the result cache hands the
-// same one to every caller), so it must never be modified after decoding.
-type Series struct {
-	Labels map[string]string
-	Times  []time.Time
-	Values []float64
-}
-
-// Matrix is the result of a range query.
-type Matrix []*Series
-
-// Points is the number of samples in the matrix.
-func (m Matrix) Points() int {
-	n := 0
-	for _, s := range m {
-		n += len(s.Values)
-	}
-	return n
-}
-
-// SizeBytes estimates the memory the matrix holds on the heap, for the
-// cache's budget (see matrixBytes).
-func (m Matrix) SizeBytes() int64 { return matrixBytes(m) }
-
-// Vector is an instant query's answer (one point per series) in
-// client_golang's type.
-func (m Matrix) Vector() model.Vector {
-	out := make(model.Vector, 0, len(m))
-	for _, s := range m {
-		if len(s.Values) == 0 {
-			continue
-		}
-		metric := make(model.Metric, len(s.Labels))
-		for k, v := range s.Labels {
-			metric[model.LabelName(k)] = model.LabelValue(v)
-		}
-		out = append(out, &model.Sample{Metric: metric, Value: model.SampleValue(s.Values[0]),
-			Timestamp: model.TimeFromUnixNano(s.Times[0].UnixNano())})
-	}
-	return out
-}
+// Series and Matrix are the decoded result types, kept in pkg/prom/series
+// so that packages which only read results need not build this client;
+// the aliases keep their names here for every caller of the client.
+type (
+	Series = series.Series
+	Matrix = series.Matrix
+)
 
 // apiResponse is Prometheus' JSON envelope, with the result already decoded.
 type apiResponse struct {

@@ -199,21 +199,6 @@ func (inc *Increments) remove(b *base) {
 	inc.stats.Bytes -= b.size
 }
 
-// Between returns the matrix's points stamped within [from, to], dropping
-// series left empty. The series are new; their columns share m's arrays,
-// which nobody modifies.
-func (m Matrix) Between(from, to time.Time) Matrix {
-	out := make(Matrix, 0, len(m))
-	for _, s := range m {
-		lo := sort.Search(len(s.Times), func(i int) bool { return !s.Times[i].Before(from) })
-		hi := sort.Search(len(s.Times), func(i int) bool { return s.Times[i].After(to) })
-		if lo < hi {
-			out = append(out, &Series{Labels: s.Labels, Times: s.Times[lo:hi:hi], Values: s.Values[lo:hi:hi]})
-		}
-	}
-	return out
-}
-
 // Splice joins an earlier matrix and a later one whose points all come
 // after it, series by series (by their labels): a series in only one of
 // them keeps its own points. Series come out sorted by their labels, as

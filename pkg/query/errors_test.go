@@ -62,6 +62,8 @@ func TestQueryErrorsOfTheUser(t *testing.T) {
 	}{
 		{name: "invalid option", js: `{"queryType":"topk","k":500}`},
 		{name: "user's promql rejected", js: `{"queryType":"promql","expr":"sum("}`, err: badQuery},
+		// pkg/interval's error (ErrInvalidRequest), not pkg/models'.
+		{name: "bad min step", js: `{"queryType":"promql","expr":"up","interval":"5x"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -115,8 +115,15 @@ func (e *Executor) runSafely(ctx context.Context, dq backend.DataQuery, m *memo,
 	return backend.DataResponse{Frames: frames}
 }
 
+// RequestOf is the part of Grafana's query that pkg/models parses.
+func RequestOf(dq backend.DataQuery) models.Request {
+	return models.Request{RefID: dq.RefID, QueryType: dq.QueryType, JSON: dq.JSON,
+		TimeRange: models.TimeRange{From: dq.TimeRange.From, To: dq.TimeRange.To},
+		Interval:  dq.Interval, MaxDataPoints: dq.MaxDataPoints}
+}
+
 func (e *Executor) plan(ctx context.Context, dq backend.DataQuery, m *memo, alert bool) (*plan, error) {
-	q, err := models.ParseQuery(dq)
+	q, err := models.ParseQuery(RequestOf(dq))
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package query_test
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -29,9 +28,9 @@ func fakePrometheus(t *testing.T, h http.HandlerFunc) string {
 }
 
 func fakeExecutor(t *testing.T, url, timeout string) *query.Executor {
-	s, err := models.LoadSettings(context.Background(), backend.DataSourceInstanceSettings{URL: url, JSONData: []byte(`{"queryTimeout":"` + timeout + `"}`)})
+	s, err := models.ParseSettings(models.Instance{URL: url, JSONData: []byte(`{"queryTimeout":"` + timeout + `"}`)})
 	require.NoError(t, err)
-	c, err := prom.New(prom.Options{URL: s.URL, HTTP: s.HTTPOptions})
+	c, err := prom.New(prom.Options{URL: s.URL, Timeout: s.QueryTimeout})
 	require.NoError(t, err)
 	return &query.Executor{Prom: c, Settings: s, Detector: query.NewDetector(c, s.MetricPrefix, time.Now)}
 }

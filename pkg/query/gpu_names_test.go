@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
@@ -63,7 +62,7 @@ func TestGPUSeriesNamedByNodeAndGPU(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := models.LoadSettings(context.Background(), backend.DataSourceInstanceSettings{URL: "http://prom:9090", JSONData: []byte(`{}`)})
+			s, err := models.ParseSettings(models.Instance{URL: "http://prom:9090", JSONData: []byte(`{}`)})
 			require.NoError(t, err)
 			fp := fixedProm{series: tt.series}
 			e := &query.Executor{Prom: fp, Settings: s, Detector: query.NewDetector(fp, s.MetricPrefix, func() time.Time { return now }),

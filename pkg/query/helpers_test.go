@@ -28,9 +28,9 @@ func executor(t *testing.T, url string) *query.Executor {
 // settingsExecutor is executor with the given jsonData.
 func settingsExecutor(t *testing.T, url, jsonData string) *query.Executor {
 	t.Helper()
-	s, err := models.LoadSettings(context.Background(), backend.DataSourceInstanceSettings{URL: url, JSONData: []byte(jsonData)})
+	s, err := models.ParseSettings(models.Instance{URL: url, JSONData: []byte(jsonData)})
 	require.NoError(t, err)
-	c, err := prom.New(prom.Options{URL: s.URL, HTTP: s.HTTPOptions})
+	c, err := prom.New(prom.Options{URL: s.URL, Timeout: s.QueryTimeout})
 	require.NoError(t, err)
 	return &query.Executor{Prom: c, Settings: s, Detector: query.NewDetector(c, s.MetricPrefix, time.Now)}
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
@@ -54,7 +53,7 @@ func (p *stackProm) MetricNames(context.Context, string, time.Time, time.Time) (
 
 func settingsFor(t *testing.T, jsonData string) models.Settings {
 	t.Helper()
-	s, err := models.LoadSettings(context.Background(), backend.DataSourceInstanceSettings{URL: "http://prom:9090", JSONData: []byte(jsonData)})
+	s, err := models.ParseSettings(models.Instance{URL: "http://prom:9090", JSONData: []byte(jsonData)})
 	require.NoError(t, err)
 	return s
 }

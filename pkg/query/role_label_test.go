@@ -1,12 +1,10 @@
 package query_test
 
 import (
-	"context"
 	"sort"
 	"testing"
 	"time"
 
-	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferops/vllm-datasource/pkg/models"
@@ -30,7 +28,7 @@ func TestRoleLabelOnEveryRoleGrouping(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := models.LoadSettings(context.Background(), backend.DataSourceInstanceSettings{URL: "http://prom:9090", JSONData: []byte(`{}`)})
+			s, err := models.ParseSettings(models.Instance{URL: "http://prom:9090", JSONData: []byte(`{}`)})
 			require.NoError(t, err)
 			fp := fixedProm{series: series}
 			e := &query.Executor{Prom: fp, Settings: s, Detector: query.NewDetector(fp, s.MetricPrefix, func() time.Time { return now }),

@@ -312,7 +312,7 @@ func requireMixedColumns(t *testing.T, fs data.Frames, start, end, split time.Ti
 
 func mixExecutor(t *testing.T, fp *mixProm, now time.Time) *Executor {
 	t.Helper()
-	s, err := models.LoadSettings(context.Background(), backend.DataSourceInstanceSettings{URL: "http://prom:9090", JSONData: []byte(`{}`)})
+	s, err := models.ParseSettings(models.Instance{URL: "http://prom:9090", JSONData: []byte(`{}`)})
 	require.NoError(t, err)
 	clock := func() time.Time { return now }
 	return &Executor{Prom: fp, Settings: s, Detector: NewDetector(fp, s.MetricPrefix, clock), Now: clock}

@@ -117,7 +117,7 @@ func TestRulesExactness(t *testing.T) {
 			require.Len(t, rs.Present, len(vllm.RuleNames("engine:")), "discovery finds every recorded name")
 			require.Equal(t, ruleTestEvery, rs.Interval, "discovery measures the interval")
 			require.True(t, rs.PodSeries, "discovery sees the pod-labelled series")
-			s, err := models.LoadSettings(context.Background(), backend.DataSourceInstanceSettings{URL: srv.URL, JSONData: []byte(`{"scrapeInterval":"1s"}`)})
+			s, err := models.ParseSettings(models.Instance{URL: srv.URL, JSONData: []byte(`{"scrapeInterval":"1s"}`)})
 			require.NoError(t, err)
 			require.Contains(t, health.Check(context.Background(), c, s, time.Now()).Message, "Recording rules: 53 of 53 present, every 5s")
 			for _, c := range ruleCases {

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
 
@@ -100,7 +99,7 @@ func TestRuleCoverageOfZero(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := tt.coverage
 			fp := &probeProm{ruleProm: &ruleProm{since: now.Add(-2 * time.Hour)}, coverage: &c}
-			s, err := models.LoadSettings(context.Background(), backend.DataSourceInstanceSettings{URL: "http://prom:9090", JSONData: []byte(`{}`)})
+			s, err := models.ParseSettings(models.Instance{URL: "http://prom:9090", JSONData: []byte(`{}`)})
 			require.NoError(t, err)
 			e := &query.Executor{Prom: fp, Settings: s, Detector: query.NewDetector(fp, s.MetricPrefix, func() time.Time { return now }),
 				Now: func() time.Time { return now }}

@@ -149,7 +149,7 @@ func TestPreemptionWarnings(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fp := &ruleProm{since: now.Add(-2 * time.Hour), warn: []string{" partial response: store b down "}}
-			s, err := models.LoadSettings(context.Background(), backend.DataSourceInstanceSettings{URL: "http://prom:9090", JSONData: []byte(`{}`)})
+			s, err := models.ParseSettings(models.Instance{URL: "http://prom:9090", JSONData: []byte(`{}`)})
 			require.NoError(t, err)
 			e := &query.Executor{Prom: fp, Settings: s, Detector: query.NewDetector(fp, s.MetricPrefix, func() time.Time { return now }),
 				Now: func() time.Time { return now }}
@@ -228,7 +228,7 @@ func TestFleetOnRules(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fp := &ruleProm{since: now.Add(-tt.rulesSince)}
-			s, err := models.LoadSettings(context.Background(), backend.DataSourceInstanceSettings{URL: "http://prom:9090", JSONData: []byte(tt.settings)})
+			s, err := models.ParseSettings(models.Instance{URL: "http://prom:9090", JSONData: []byte(tt.settings)})
 			require.NoError(t, err)
 			e := &query.Executor{Prom: fp, Settings: s, Detector: query.NewDetector(fp, s.MetricPrefix, func() time.Time { return now }),
 				Now: func() time.Time { return now }}
@@ -255,7 +255,7 @@ func TestFleetOnRules(t *testing.T) {
 // data source settings given, against fp (rules as fp says).
 func runOnRuleProm(t *testing.T, fp *ruleProm, settings, qjson string, step time.Duration, now time.Time) backend.DataResponse {
 	t.Helper()
-	s, err := models.LoadSettings(context.Background(), backend.DataSourceInstanceSettings{URL: "http://prom:9090", JSONData: []byte(settings)})
+	s, err := models.ParseSettings(models.Instance{URL: "http://prom:9090", JSONData: []byte(settings)})
 	require.NoError(t, err)
 	e := &query.Executor{Prom: fp, Settings: s, Detector: query.NewDetector(fp, s.MetricPrefix, func() time.Time { return now }),
 		Now: func() time.Time { return now }}

@@ -278,9 +278,9 @@ func TestThanosHAPair(t *testing.T) {
 
 	e := executor(t, dedup.URL)
 	t.Run("health counts each engine once", func(t *testing.T) {
-		s, err := models.LoadSettings(context.Background(), backend.DataSourceInstanceSettings{URL: dedup.URL})
+		s, err := models.ParseSettings(models.Instance{URL: dedup.URL})
 		require.NoError(t, err)
-		c, err := prom.New(prom.Options{URL: s.URL, HTTP: s.HTTPOptions})
+		c, err := prom.New(prom.Options{URL: s.URL, Timeout: s.QueryTimeout})
 		require.NoError(t, err)
 		res := health.Check(context.Background(), c, s, time.Now())
 		require.Equal(t, backend.HealthStatusOk, res.Status, res.Message)

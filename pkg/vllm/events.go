@@ -5,7 +5,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/inferops/vllm-datasource/pkg/prom"
+	"github.com/inferops/vllm-datasource/pkg/prom/series"
 )
 
 // Event is one burst of preemptions on one engine: consecutive steps in
@@ -47,14 +47,14 @@ type engineKey struct{ instance, engine, model string }
 // step without an increase ends it. A drop is a counter reset (restart),
 // where the new value is the increase. step is the query step, used to
 // tell consecutive samples from a gap.
-func PreemptionEvents(m prom.Matrix, instanceLabel string, step time.Duration) []Event {
+func PreemptionEvents(m series.Matrix, instanceLabel string, step time.Duration) []Event {
 	return PreemptionEventsBy(m, func(ls map[string]string) string { return ls[instanceLabel] }, step)
 }
 
 // PreemptionEventsBy is PreemptionEvents with the server named by
 // instanceOf (Builder.InstanceOf: namespace/pod on Kubernetes).
-func PreemptionEventsBy(m prom.Matrix, instanceOf func(map[string]string) string, step time.Duration) []Event {
-	counters, kv := map[engineKey]*prom.Series{}, map[engineKey]*prom.Series{}
+func PreemptionEventsBy(m series.Matrix, instanceOf func(map[string]string) string, step time.Duration) []Event {
+	counters, kv := map[engineKey]*series.Series{}, map[engineKey]*series.Series{}
 	for _, s := range m {
 		k := engineKey{instanceOf(s.Labels), s.Labels["engine"], s.Labels["model_name"]}
 		switch s.Labels[SignalTagLabel] {
@@ -78,7 +78,7 @@ func PreemptionEventsBy(m prom.Matrix, instanceOf func(map[string]string) string
 }
 
 // bursts walks one counter series.
-func bursts(k engineKey, s *prom.Series, kv *prom.Series, step time.Duration) []Event {
+func bursts(k engineKey, s *series.Series, kv *series.Series, step time.Duration) []Event {
 	var out []Event
 	var cur *Event
 	for i := 1; i < len(s.Values); i++ {
@@ -110,7 +110,7 @@ func bursts(k engineKey, s *prom.Series, kv *prom.Series, step time.Duration) []
 
 // peak is the highest KV usage from the burst's From to its End: the
 // pressure that caused a preemption precedes the counter's late rise.
-func peak(kv *prom.Series, from, end time.Time) float64 {
+func peak(kv *series.Series, from, end time.Time) float64 {
 	if kv == nil {
 		return math.NaN()
 	}

@@ -7,11 +7,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/inferops/vllm-datasource/pkg/prom"
+	"github.com/inferops/vllm-datasource/pkg/prom/series"
 )
 
-func stream(signal, inst, eng string, start time.Time, step time.Duration, vals ...float64) *prom.Series {
-	s := &prom.Series{Labels: map[string]string{SignalTagLabel: signal, "instance": inst, "engine": eng, "model_name": "m"}}
+func stream(signal, inst, eng string, start time.Time, step time.Duration, vals ...float64) *series.Series {
+	s := &series.Series{Labels: map[string]string{SignalTagLabel: signal, "instance": inst, "engine": eng, "model_name": "m"}}
 	for i, v := range vals {
 		if math.IsNaN(v) {
 			continue // a gap
@@ -29,13 +29,13 @@ func TestPreemptionEvents(t *testing.T) {
 	gap := math.NaN()
 	tests := []struct {
 		name string
-		m    prom.Matrix
+		m    series.Matrix
 		want []Event
 	}{
-		{name: "no increase", m: prom.Matrix{stream("preemptions", "a", "0", t0, step, 3, 3, 3)}},
-		{name: "one step is a point", m: prom.Matrix{stream("preemptions", "a", "0", t0, step, 0, 0, 2, 2)},
+		{name: "no increase", m: series.Matrix{stream("preemptions", "a", "0", t0, step, 3, 3, 3)}},
+		{name: "one step is a point", m: series.Matrix{stream("preemptions", "a", "0", t0, step, 0, 0, 2, 2)},
 			want: []Event{{Start: at(2), End: at(2), From: at(0), Count: 2, KVUsage: math.NaN(), Instance: "a", Engine: "0", Model: "m"}}},
-		{name: "consecutive steps merge, KV peak joined", m: prom.Matrix{
+		{name: "consecutive steps merge, KV peak joined", m: series.Matrix{
 			stream("preemptions", "a", "0", t0, step, 0, 1, 4, 5, 5, 7),
 			stream("kv_usage", "a", "0", t0, step, 0.5, 0.99, 0.97, 0.9, 0.4, 0.95),
 		}, want: []Event{
@@ -43,14 +43,14 @@ func TestPreemptionEvents(t *testing.T) {
 			// the second burst looks back a minute, over the first one's peak
 			{Start: at(5), End: at(5), From: at(0), Count: 2, KVUsage: 0.99, Instance: "a", Engine: "0", Model: "m"},
 		}},
-		{name: "counter reset counts the new value", m: prom.Matrix{stream("preemptions", "a", "0", t0, step, 10, 3)},
+		{name: "counter reset counts the new value", m: series.Matrix{stream("preemptions", "a", "0", t0, step, 10, 3)},
 			want: []Event{{Start: at(1), End: at(1), From: at(0), Count: 3, KVUsage: math.NaN(), Instance: "a", Engine: "0", Model: "m"}}},
-		{name: "a gap splits a burst", m: prom.Matrix{stream("preemptions", "a", "0", t0, step, 0, 1, gap, 3)},
+		{name: "a gap splits a burst", m: series.Matrix{stream("preemptions", "a", "0", t0, step, 0, 1, gap, 3)},
 			want: []Event{
 				{Start: at(1), End: at(1), From: at(0), Count: 1, KVUsage: math.NaN(), Instance: "a", Engine: "0", Model: "m"},
 				{Start: at(3), End: at(3), From: at(0), Count: 2, KVUsage: math.NaN(), Instance: "a", Engine: "0", Model: "m"},
 			}},
-		{name: "engines apart, sorted by time", m: prom.Matrix{
+		{name: "engines apart, sorted by time", m: series.Matrix{
 			stream("preemptions", "b", "1", t0, step, 0, 0, 1),
 			stream("preemptions", "a", "0", t0, step, 0, 1, 1),
 		}, want: []Event{
@@ -83,7 +83,7 @@ func TestPreemptionLookback(t *testing.T) {
 	t0 := time.Unix(1_700_000_000, 0).UTC()
 	step := 15 * time.Second
 	at := func(i int) time.Time { return t0.Add(time.Duration(i) * step) }
-	m := prom.Matrix{
+	m := series.Matrix{
 		stream("preemptions", "a", "0", t0, step, 0, 0, 0, 0, 0, 0, 0, 0, 2, 2),
 		// full long before, then the peak 45s before the counter's rise
 		stream("kv_usage", "a", "0", t0, step, 1, 1, 1, 0.5, 0.5, 0.98, 0.6, 0.6, 0.6, 0.6),

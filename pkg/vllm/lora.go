@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/inferops/vllm-datasource/pkg/models"
-	"github.com/inferops/vllm-datasource/pkg/prom"
+	"github.com/inferops/vllm-datasource/pkg/prom/series"
 )
 
 // LoRAInfo is vLLM's LoRA gauge (vllm/v1/metrics/loggers.py): one series
@@ -95,10 +95,10 @@ func Adapters(joined string) []string {
 // the newest adapter set even where topk was not applied; ties go to the
 // series that sorts first by labels, so the result is stable. Servers come
 // sorted by name.
-func LoRAStates(m prom.Matrix, identity []string, instanceOf func(map[string]string) string) []LoRAServer {
+func LoRAStates(m series.Matrix, identity []string, instanceOf func(map[string]string) string) []LoRAServer {
 	type best struct {
 		value float64
-		s     *prom.Series
+		s     *series.Series
 	}
 	perServer := map[string]map[int64]best{}
 	labels := map[string]map[string]string{}
@@ -156,9 +156,9 @@ func pickLabels(ls map[string]string, names []string) map[string]string {
 }
 
 // loraSortedByLabels orders series by their label sets, for stable tie-breaks.
-func loraSortedByLabels(m prom.Matrix) prom.Matrix {
-	out := append(prom.Matrix(nil), m...)
-	key := func(s *prom.Series) string {
+func loraSortedByLabels(m series.Matrix) series.Matrix {
+	out := append(series.Matrix(nil), m...)
+	key := func(s *series.Series) string {
 		names := make([]string, 0, len(s.Labels))
 		for k := range s.Labels {
 			names = append(names, k)
@@ -178,8 +178,8 @@ func loraSortedByLabels(m prom.Matrix) prom.Matrix {
 // running and waiting adapter counts at each step, tagged with
 // SignalTagLabel running_adapters / waiting_adapters and labelled with the
 // server's identity labels.
-func LoRACounts(servers []LoRAServer) prom.Matrix {
-	var out prom.Matrix
+func LoRACounts(servers []LoRAServer) series.Matrix {
+	var out series.Matrix
 	for _, srv := range servers {
 		run, wait := countSeries(srv, "running_adapters"), countSeries(srv, "waiting_adapters")
 		for _, st := range srv.Steps {
@@ -191,13 +191,13 @@ func LoRACounts(servers []LoRAServer) prom.Matrix {
 	return out
 }
 
-func countSeries(srv LoRAServer, signal string) *prom.Series {
+func countSeries(srv LoRAServer, signal string) *series.Series {
 	ls := make(map[string]string, len(srv.Labels)+1)
 	for k, v := range srv.Labels {
 		ls[k] = v
 	}
 	ls[SignalTagLabel] = signal
-	return &prom.Series{Labels: ls}
+	return &series.Series{Labels: ls}
 }
 
 // LoRAMissingText is the info notice for servers that export no LoRA gauge.

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferops/vllm-datasource/pkg/models"
-	"github.com/inferops/vllm-datasource/pkg/prom"
+	"github.com/inferops/vllm-datasource/pkg/prom/series"
 )
 
 // TestLoRAExpressionParsesAndEscapes: the LoRA gauge has no model_name or
@@ -68,8 +68,8 @@ func TestAdapters(t *testing.T) {
 	}
 }
 
-func loraSeries(instance, maxLoRA, running, waiting string, t0 time.Time, values ...float64) *prom.Series {
-	s := &prom.Series{Labels: map[string]string{"instance": instance, LoRAMaxLabel: maxLoRA, LoRARunningLabel: running, LoRAWaitingLabel: waiting}}
+func loraSeries(instance, maxLoRA, running, waiting string, t0 time.Time, values ...float64) *series.Series {
+	s := &series.Series{Labels: map[string]string{"instance": instance, LoRAMaxLabel: maxLoRA, LoRARunningLabel: running, LoRAWaitingLabel: waiting}}
 	for i, v := range values {
 		s.Times, s.Values = append(s.Times, t0.Add(time.Duration(i)*time.Second)), append(s.Values, v)
 	}
@@ -82,7 +82,7 @@ func loraSeries(instance, maxLoRA, running, waiting string, t0 time.Time, values
 func TestLoRAStatesNewestWins(t *testing.T) {
 	t0 := time.Unix(1_700_000_000, 0)
 	nan := math.NaN()
-	m := prom.Matrix{
+	m := series.Matrix{
 		// a: one adapter, then two running with one waiting from step 2.
 		loraSeries("a:8000", "4", "sql", "", t0, 100, 101, 101, 101),
 		loraSeries("a:8000", "4", "sql,chat", "code", t0, nan, nan, 102, 103),

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferops/vllm-datasource/pkg/models"
-	"github.com/inferops/vllm-datasource/pkg/prom"
+	"github.com/inferops/vllm-datasource/pkg/prom/series"
 )
 
 // parse parses a generated expression and drops outer parentheses.
@@ -164,7 +164,7 @@ func TestWaitTimeQuantiles(t *testing.T) {
 func TestPreemptionEventsSameStart(t *testing.T) {
 	t0 := time.Unix(1_700_000_000, 0).UTC()
 	step := 10 * time.Second
-	got := PreemptionEvents(prom.Matrix{
+	got := PreemptionEvents(series.Matrix{
 		stream("preemptions", "b", "0", t0, step, 0, 1),
 		stream("preemptions", "a", "1", t0, step, 0, 1),
 		stream("preemptions", "a", "0", t0, step, 0, 1),
