@@ -8,8 +8,9 @@ import (
 )
 
 // This file is this package's copy of the few helpers of the plugin SDK's
-// backend/gtime package that the step math needs (RoundInterval,
-// FormatInterval and ParseIntervalStringToTimeDuration). It is a copy, not
+// backend/gtime package that the step math and the data source's duration
+// settings need (RoundInterval, FormatInterval, ParseDuration and
+// ParseIntervalStringToTimeDuration). It is a copy, not
 // an import, because gtime imports the SDK's backend package and with it
 // gRPC, Arrow and OpenTelemetry: some 400 packages that every fuzz run of
 // this package would otherwise instrument. pkg/internal/gtimeparity pins
