@@ -114,3 +114,35 @@ func TestParseWraps(t *testing.T) {
 	require.Equal(t, n*unit, got)
 	require.Equal(t, "1216990h49m13.298477056s", got.String(), "wrapped around, not 10 billion years")
 }
+
+// TestParseDuration: the settings' durations read Go durations and whole
+// numbers of Grafana's calendar units, and refuse the empty string (which
+// Parse, for min steps, reads as a bare number and refuses differently).
+func TestParseDuration(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    time.Duration
+		wantErr string
+	}{
+		{in: "15s", want: 15 * time.Second},
+		{in: "1m30s", want: 90 * time.Second},
+		{in: "7d", want: 7 * day},
+		{in: "2w", want: 2 * week},
+		{in: "1M", want: julianMonth},
+		{in: "1y", want: julianYear},
+		{in: "", wantErr: "empty input"},
+		{in: "1.5d", wantErr: `time: unknown unit "d" in duration "1.5d"`},
+		{in: "90", wantErr: `time: missing unit in duration "90"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := ParseDuration(tt.in)
+			if tt.wantErr != "" {
+				require.EqualError(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tt.want, got)
+		})
+	}
+}
