@@ -177,8 +177,8 @@ nice -n 19 bash -c 'set -e
 	go test -run "^\$" -fuzz "^FuzzCompute\$" -fuzztime 10000x ./pkg/interval/' >"$fuzz_log" 2>&1 &
 fuzz_pid=$!
 # The mutation score: the unit tiers of pkg/health and pkg/frames, whose mutants cost seconds each (168 mutants,
-# about nine minutes of both cores). pkg/vllm (113 mutants, each relinking Prometheus' parser: more than ten
-# minutes here), pkg/query, pkg/interval and pkg/models are in the full run (see docs/development.md, Mutation
+# about nine minutes of both cores). pkg/vllm (768 mutants, 21 minutes of both cores), pkg/query, pkg/interval
+# and pkg/models are in the full run (see docs/development.md, Mutation
 # score). A package's report is reused, as go test reuses a result, only when every file Go code can read is byte
 # for byte what it was computed from (scripts/mutation.sh, input_key): a warm run of an unchanged tree skips
 # gremlins, any change to Go code or test data runs it. A mutant's tests count as timed out only after ten times

@@ -1,6 +1,7 @@
 package plugin_test
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -416,11 +417,19 @@ func hangingAgent(t *testing.T) string {
 	return u
 }
 
-// tricklingAgent sends its headers, then one byte of body every 200ms.
+// tricklingAgent reads the request, then sends its headers and one byte
+// of body every 200ms. It answers only after the request, as a server
+// does: bytes that arrive before the client's transport has sent the
+// request land on what it takes for an idle connection, which it closes
+// with "readLoopPeekFailLocked" (seen on a loaded machine) instead of
+// waiting out the timeout this agent is here to test.
 func tricklingAgent(t *testing.T) string {
 	done := make(chan struct{})
 	defer t.Cleanup(func() { close(done) }) // after rawAgent's cleanup is registered, so it runs first
 	return rawAgent(t, func(c net.Conn) {
+		if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
+			return
+		}
 		_, _ = c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"))
 		for {
 			select {
