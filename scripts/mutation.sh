@@ -27,11 +27,13 @@
 # Results are cached (~/.cache/inferops-vllm/mutation), like go test's cache:
 # gremlins' report for a package is reused only when every input it could
 # depend on is byte for byte the one it was computed from: every file of the
-# checkout that Go code or its tests can read (all tracked and untracked,
-# not ignored, files except the frontend's src/, docs/ and the top-level
-# Markdown), go.mod and go.sum among them, this script, and the Go, gremlins,
-# OS and architecture versions. Any change to any Go file, test or testdata
-# runs the package again. The score is always computed afresh from the
+# checkout that the package's test binary can read (all tracked and
+# untracked, not ignored, files except the frontend's src/, docs/, the
+# top-level Markdown and the module's other Go packages, those the package's
+# tests do not import), go.mod and go.sum among them, this script, and the
+# Go, gremlins, OS and architecture versions. Any change to the package, a
+# package it imports, their tests or testdata, or a file outside the Go
+# packages runs it again. The score is always computed afresh from the
 # reports, so a change to the equivalents list needs no new run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -54,7 +56,7 @@ results="$cache/mutation"
 input_key() {
 	local files
 	files=$(git ls-files --cached --others --exclude-standard 2>/dev/null |
-		grep -v -E '^(src/|docs/|[^/]*\.md$)' | LC_ALL=C sort) || return 1
+		grep -v -E '^(src/|docs/|[^/]*\.md$)' | LC_ALL=C sort | outside_other_packages "$1") || return 1
 	[ -n "$files" ] || return 1
 	{
 		echo "package $1"
@@ -64,6 +66,36 @@ input_key() {
 		# listed file deleted from the working tree fails the key (uncached).
 		printf '%s\n' "$files" | tr '\n' '\0' | xargs -0 sha256sum --
 	} | sha256sum | cut -c1-32
+}
+
+# outside_other_packages PKG: filters the file list on stdin down to what
+# PKG's mutants can depend on: it drops the files of the module's Go
+# packages that PKG's test binary does not import (their code cannot reach
+# the mutants' builds; their testdata is read only by their own tests), so
+# a change to pkg/query or cmd/ does not run pkg/frames' mutants again.
+# Everything else stays: the packages PKG's tests import (with their
+# testdata), go.mod and go.sum, and every file outside a Go package (rules,
+# dashboards, scripts), which code in those packages may read.
+outside_other_packages() {
+	local mod tags all deps
+	mod=$(go list -m) || return 1
+	tags="mutation${GO_RELEASE_TAGS:+,$GO_RELEASE_TAGS}"
+	all=$(go list -tags "$tags" -e -f '{{.Dir}}' ./...) || return 1
+	deps=$(go list -tags "$tags" -deps -test -f '{{if .Module}}{{if eq .Module.Path "'"$mod"'"}}{{.Dir}}{{end}}{{end}}' "./$1") || return 1
+	[ -n "$deps" ] || return 1
+	# A file belongs to the deepest package folder above it.
+	awk -v root="$PWD/" -v all="$all" -v deps="$deps" '
+		BEGIN {
+			n = split(all, a, "\n"); for (i = 1; i <= n; i++) if (a[i] != "") pkg[substr(a[i], length(root) + 1)] = 1
+			n = split(deps, d, "\n"); for (i = 1; i <= n; i++) if (d[i] != "") dep[substr(d[i], length(root) + 1)] = 1
+		}
+		{
+			dir = $0
+			while (sub(/\/[^\/]*$/, "", dir)) {
+				if (dir in pkg) { if (dir in dep) print; next }
+			}
+			print
+		}'
 }
 
 pkgs=("$@")

@@ -180,8 +180,8 @@ fuzz_pid=$!
 # about nine minutes of both cores). pkg/vllm (768 mutants, 21 minutes of both cores), pkg/query, pkg/interval
 # and pkg/models are in the full run (see docs/development.md, Mutation
 # score). A package's report is reused, as go test reuses a result, only when every file Go code can read is byte
-# for byte what it was computed from (scripts/mutation.sh, input_key): a warm run of an unchanged tree skips
-# gremlins, any change to Go code or test data runs it. A mutant's tests count as timed out only after ten times
+# for byte what it was computed from (scripts/mutation.sh, input_key): a warm run skips gremlins unless the change
+# touched the package, a package its tests import, or a file outside the Go packages. A mutant's tests count as timed out only after ten times
 # the coverage run's time (MUTATION_TIMEOUT_COEFFICIENT), since they share the machine with the Go tests.
 mutation_log=$(mktemp)
 MUTATION_NICE=19 MUTATION_TIMEOUT_COEFFICIENT="${MUTATION_TIMEOUT_COEFFICIENT:-10}" \
