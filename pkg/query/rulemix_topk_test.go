@@ -61,6 +61,9 @@ func TestJoinRank(t *testing.T) {
 			[]model.Vector{{rankSample("a", vllm.RankPartSum, nan), rankSample("a", vllm.RankPartCount, 1)}, {rankSample("a", vllm.RankPartSum, 4), rankSample("a", vllm.RankPartCount, 1)}},
 			map[string]float64{"a": nan}},
 		{"nothing ranked", "max", []model.Vector{{}, {}}, map[string]float64{}},
+		{"avg: a group no step counted is not ranked", "avg",
+			[]model.Vector{{rankSample("a", vllm.RankPartSum, 0)}, {rankSample("b", vllm.RankPartSum, 6), rankSample("b", vllm.RankPartCount, 3)}},
+			map[string]float64{"b": 2}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
