@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -159,6 +160,15 @@ func requireCountsAll(t *testing.T, url, count string, fr *data.Frame, step time
 			row += fd.At(i).(float64)
 		}
 		want := float64(vec[0].Value)
+		if math.Abs(want-row) > 1e-9*math.Max(1, want) {
+			// Seen once under a cold run's load (0.5 short at the first
+			// step), not explained: say whether Prometheus' own +Inf
+			// bucket agrees with its count now, to tell a changed answer
+			// from a bucket the frame lost.
+			inf, _, err := c.Query(context.Background(), fmt.Sprintf(`sum(increase(%s{le="+Inf"}[%s]))`,
+				strings.TrimSuffix(count, "_count")+"_bucket", promDur(step)), at)
+			t.Logf("step %s: Prometheus' +Inf bucket now %v (err %v), its count %g, the frame's buckets %g", at, inf, err, want, row)
+		}
 		require.InDelta(t, want, row, 1e-9*math.Max(1, want), "step %s: the buckets add up to Prometheus' count", at)
 	}
 }
