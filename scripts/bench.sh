@@ -14,7 +14,8 @@
 #
 # Then the fleet table (the fleet query type) at each size of --fleet-table
 # (default 1000,10000; --short: 10), the shipped rules' series backfilled too:
-# recordingRules on, off, and the rules-off expressions as raw HTTP, interleaved.
+# recordingRules on, off, and the rules-off expressions as raw HTTP, interleaved;
+# then each plan's expressions alone with Prometheus' own stats (the profile).
 #
 # Then the recording rules (TestRulesBench): the same fleet at the scrape
 # interval 15s, the shipped rules' series backfilled over it (`promtool tsdb
@@ -27,7 +28,7 @@ cd "$(dirname "$0")/.."
 
 engines=1000 span=1h reps=5 callers=200 load=60s out="" fleet_table=1000,10000 rules=1 only_rules=0
 usage() {
-	sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'
 	echo "options: --engines N  --span 1h  --reps 5  --callers 200  --load 60s  --out FILE  --fleet-table 1000,10000  --no-rules  --only-rules  --short"
 }
 while [ $# -gt 0 ]; do
@@ -66,7 +67,7 @@ if [ "$only_rules" = 0 ]; then
 		ahead=10m
 		[ "$n" -ge 5000 ] && ahead=30m
 		go test -count=1 -timeout 1h -run '^TestFleetTableBench$' -v ./pkg/internal/fleetbench/ -args -bench.fleet.engines="$n" -bench.fleet.reps="$reps" -bench.fleet.ahead="$ahead" |
-			grep -E '^\| fleet table|^\|---|^ +fleettable_test\.go:|^\s+Messages:|^(--- |ok|FAIL)'
+			grep -E '^\| |^\|---|^rules (on|off), |^ +fleet(table|profile)_test\.go:|^\s+Messages:|^(--- |ok|FAIL)'
 	done
 fi
 

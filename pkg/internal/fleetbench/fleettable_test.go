@@ -59,6 +59,13 @@ func TestFleetTableBench(t *testing.T) {
 	b.requireTable(t, off, false)
 	r := b.measure(t, off.exprs, warm)
 	fmt.Print(r.render(len(on.exprs), len(off.exprs)))
+	// Where the time goes: each plan's expressions alone, at the last
+	// measured instant (its answers are in Prometheus' caches no more than
+	// any other's: Prometheus caches no results).
+	last := warm.Add(time.Duration(*tableReps) * tableStep)
+	reps := min(*tableReps, 3)
+	fmt.Print(renderProfile("rules on", b.profile(t, on.exprs, last, reps)))
+	fmt.Print(renderProfile("rules off", b.profile(t, off.exprs, last, reps)))
 }
 
 // tableBench is the backfilled fleet, with its recording rules, in a
