@@ -210,7 +210,7 @@ wait_logged "scripts/mutation.sh" "$mutation_pid" "$mutation_log"
 step "fleet bench, short (scripts/bench.sh --short: backfilled Prometheus, plugin vs raw HTTP; no timing asserted)"
 # The bench runs pkg/internal/fleetbench's tests by name; a test it does not name would run nowhere.
 fleetbench_tests=$(go test -list . ./pkg/internal/fleetbench/ | grep '^Test' | sort | tr '\n' ' ')
-if [ "$fleetbench_tests" != "TestFleetBench TestFleetTableBench TestRulesBench " ]; then
+if [ "$fleetbench_tests" != "TestFleetBench TestFleetTableBench TestInstantStats TestRenderProfile TestRulesBench " ]; then
 	echo "pkg/internal/fleetbench has tests scripts/bench.sh does not run: $fleetbench_tests" >&2
 	exit 1
 fi
