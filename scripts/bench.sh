@@ -53,8 +53,9 @@ for tool in go prometheus promtool; do
 done
 
 echo "==> $(nproc) CPUs, $(prometheus --version 2>&1 | head -1)"
-# The profile's reading of Prometheus' stats, on its error paths too.
-go test -count=1 -run '^(TestInstantStats|TestRenderProfile)$' ./pkg/internal/fleetbench/
+# Unit tests of the bench's own reading and arithmetic: Prometheus' stats
+# (error paths too), the profile's table, the memory bound.
+go test -count=1 -run '^(TestInstantStats|TestRenderProfile|TestMemoryCells)$' ./pkg/internal/fleetbench/
 echo "==> $engines engines, range $span, $reps runs per case, load of $callers callers for $load"
 args=(-bench.engines="$engines" -bench.span="$span" -bench.reps="$reps" -bench.callers="$callers" -bench.load="$load")
 [ -n "$out" ] && args+=(-bench.out="$(realpath -m "$out")")

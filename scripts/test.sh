@@ -193,9 +193,9 @@ step "go test (unit, integration against real Prometheus, host; fuzz and mutatio
 # -parallel and -p: integration tests wait seconds on Prometheus' scrapes, so
 # they overlap, within a package and across the three long packages (query,
 # plugin, deploytest); they are I/O bound, not CPU bound.
-# pkg/internal/fleetbench is left out here because its three tests (the fleet bench, the fleet table, the rules
-# bench) are what the bench step below runs, with the package's own small defaults (scripts/bench.sh --short):
-# once, not twice.
+# pkg/internal/fleetbench is left out here because its tests (the fleet bench, the fleet table, the rules bench,
+# and the unit tests of the bench's own arithmetic) are what the bench step below runs, with the package's own
+# small defaults (scripts/bench.sh --short): once, not twice.
 go test -count=1 -p 3 -parallel 6 -timeout 20m $(go list ./pkg/... ./cmd/... | grep -v -x 'github.com/inferops/vllm-datasource/pkg/internal/fleetbench')
 
 step "go test, cgo on (the NVML packages)"
@@ -210,7 +210,7 @@ wait_logged "scripts/mutation.sh" "$mutation_pid" "$mutation_log"
 step "fleet bench, short (scripts/bench.sh --short: backfilled Prometheus, plugin vs raw HTTP; no timing asserted)"
 # The bench runs pkg/internal/fleetbench's tests by name; a test it does not name would run nowhere.
 fleetbench_tests=$(go test -list . ./pkg/internal/fleetbench/ | grep '^Test' | sort | tr '\n' ' ')
-if [ "$fleetbench_tests" != "TestFleetBench TestFleetTableBench TestInstantStats TestRenderProfile TestRulesBench " ]; then
+if [ "$fleetbench_tests" != "TestFleetBench TestFleetTableBench TestInstantStats TestMemoryCells TestRenderProfile TestRulesBench " ]; then
 	echo "pkg/internal/fleetbench has tests scripts/bench.sh does not run: $fleetbench_tests" >&2
 	exit 1
 fi

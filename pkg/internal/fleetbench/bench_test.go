@@ -59,7 +59,7 @@ func TestFleetBench(t *testing.T) {
 		env.load(t, "cache and incremental ranges, overlap 10m (default)", env.dsLoad),
 		env.load(t, "cache and incremental ranges, overlap 1m", short),
 	}
-	table := render(rows, loads, *engines, *span)
+	table := render(rows, loads, *engines, *span, env.heapStart)
 	fmt.Println(table)
 	if *tableOut != "" {
 		require.NoError(t, os.WriteFile(*tableOut, []byte(table), 0o644))
@@ -86,6 +86,11 @@ type env struct {
 	http       *http.Client
 	// step is the queries' step (and, with the span, their maxDataPoints).
 	step time.Duration
+	// pprof is the plugin's profiling server (Grafana's
+	// GF_PLUGIN_PROFILING_*), read for its heap after a collection;
+	// heapStart is that heap right after the launch.
+	pprof     string
+	heapStart uint64
 }
 
 // fleetOptions size the backfilled history beyond the flags.
@@ -147,7 +152,7 @@ func setUpFleet(t *testing.T, o fleetOptions) *env {
 	} else {
 		e.prom = promtest.Start(t, promtest.Options{DataDir: data, ScrapeInterval: time.Hour, Args: args})
 	}
-	e.host = grafanahost.Launch(t, grafanahost.Build(t))
+	e.launch(t, grafanahost.Build(t))
 	e.ds = backend.DataSourceInstanceSettings{UID: "bench", URL: e.prom.URL,
 		JSONData: []byte(`{"scrapeInterval":"5s","queryTimeout":"4m","incrementalQuerying":false}`), Updated: time.Unix(1_700_000_000, 0)}
 	e.dsLoad = e.ds

@@ -68,3 +68,13 @@ func TestRenderProfile(t *testing.T) {
 	s := shorten(long, 110)
 	require.Equal(t, strings.Repeat("a", 55)+" … "+strings.Repeat("z", 55), s)
 }
+
+// TestMemoryCells checks the crowd tables' memory bound: the heap at the
+// start plus, per instance, the cache budget and the stated overhead.
+func TestMemoryCells(t *testing.T) {
+	start := uint64(6 << 20)
+	require.Equal(t, start+3*(64<<20+8<<20), budgetBound(start, 3))
+	require.Equal(t, start, budgetBound(start, 0), "no instance, no budget")
+	ld := loadResult{heapOneGCMB: 241.2, heapAfterMB: 41.4, rssAfterMB: 120.2, rssPeakMB: 230.6, instances: 2}
+	require.Equal(t, "41 MiB of 150 MiB (2 instances; 241 MiB after one GC) | 120 MB | 231 MB", memoryCells(ld, start))
+}

@@ -109,7 +109,7 @@ func setUpTable(t *testing.T) *tableBench {
 	require.True(t, time.Now().Before(recorded), "the setup took %s, past the recorded series (%s after the start): raise -bench.fleet.ahead",
 		took, recorded.Sub(t0))
 	t.Logf("setup: %s of the %s the recorded series allow", took, recorded.Sub(t0))
-	e.host = grafanahost.Launch(t, plugin)
+	e.launch(t, plugin)
 	mk := func(uid, rules string) backend.DataSourceInstanceSettings {
 		return backend.DataSourceInstanceSettings{UID: uid, URL: e.prom.URL, Updated: time.Unix(1_700_000_000, 0),
 			JSONData: []byte(`{"scrapeInterval":"15s","queryTimeout":"4m","recordingRules":` + rules + `}`)}

@@ -39,6 +39,11 @@ type loadResult struct {
 	distinct    int     // distinct PromQL expressions in one dashboard
 	steps       float64 // query steps the load lasted
 	rssPeakMB   float64
+	// After the load: the plugin's heap after one collection and after
+	// two (see afterLoad), its resident memory, and the data source
+	// instances it holds by then.
+	heapOneGCMB, heapAfterMB, rssAfterMB float64
+	instances                            int
 }
 
 // load runs callers concurrent users, each refreshing the dashboard over
@@ -84,7 +89,8 @@ func (e *env) load(t *testing.T, name string, ds backend.DataSourceInstanceSetti
 	res.distinct = e.distinctExprs(t, ds)
 	res.p50, res.p99 = quantile(lat, 0.5), quantile(lat, 0.99)
 	res.p99Warm = quantile(warm, 0.99)
-	res.rssPeakMB = peakRSS(e.host.Pid())
+	res.rssPeakMB = procMB(e.host.Pid(), "VmHWM:")
+	e.afterLoad(t, &res)
 	return res
 }
 
@@ -144,16 +150,17 @@ func quantile(ds []time.Duration, q float64) time.Duration {
 	return ds[min(len(ds)-1, int(float64(len(ds))*q))]
 }
 
-// peakRSS is the process' peak resident memory (VmHWM) in MB.
-func peakRSS(pid int) float64 {
+// procMB is one kB figure of the process' /proc status in MB: VmHWM,
+// the peak resident memory, or VmRSS, the resident memory now.
+func procMB(pid int, field string) float64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, "VmHWM:") {
+		if strings.HasPrefix(line, field) {
 			var kb float64
-			_, _ = fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(line, "VmHWM:")), "%f", &kb)
+			_, _ = fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(line, field)), "%f", &kb)
 			return kb / 1024
 		}
 	}
@@ -161,7 +168,7 @@ func peakRSS(pid int) float64 {
 }
 
 // render prints the table of medians and ratios.
-func render(rows []row, loads []loadResult, engines int, span time.Duration) string {
+func render(rows []row, loads []loadResult, engines int, span time.Duration, heapStart uint64) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n%d engines, range %s at step %s, medians of %d interleaved runs\n\n", engines, span, step, *reps)
 	fmt.Fprintf(&b, "| case | points | plugin (gRPC) | raw HTTP, plugin's plan | ratio | raw HTTP, other plan | plugin ÷ fastest raw |\n|---|---:|---:|---:|---:|---:|---:|\n")
@@ -190,13 +197,13 @@ func render(rows []row, loads []loadResult, engines int, span time.Duration) str
 	}
 	ld0 := loads[0]
 	fmt.Fprintf(&b, "\nload: %d callers × %s, one dashboard of %d panels (%d distinct PromQL expressions) per call, ranges ending now\n\n", *callers, *loadFor, len(dashboard), ld0.distinct)
-	fmt.Fprintf(&b, "| data source | calls | errors | p50 | p99 | p99 after each caller's first call | Prometheus executions | per distinct query per step | Prometheus eval time | plugin peak RSS |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "| data source | calls | errors | p50 | p99 | p99 after each caller's first call | Prometheus executions | per distinct query per step | Prometheus eval time | "+memoryHeader+" |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, ld := range loads {
 		perStep := 0.0
 		if ld.distinct > 0 && ld.steps > 0 {
 			perStep = ld.executions / float64(ld.distinct) / ld.steps
 		}
-		fmt.Fprintf(&b, "| %s | %d | %d | %s | %s | %s | %.0f | %.2f | %.1f s | %.0f MB |\n", ld.name, ld.calls, ld.errors, ms(ld.p50), ms(ld.p99), ms(ld.p99Warm), ld.executions, perStep, ld.evalSeconds, ld.rssPeakMB)
+		fmt.Fprintf(&b, "| %s | %d | %d | %s | %s | %s | %.0f | %.2f | %.1f s | %s |\n", ld.name, ld.calls, ld.errors, ms(ld.p50), ms(ld.p99), ms(ld.p99Warm), ld.executions, perStep, ld.evalSeconds, memoryCells(ld, heapStart))
 	}
 	return b.String()
 }

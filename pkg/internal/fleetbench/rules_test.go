@@ -78,7 +78,7 @@ func TestRulesBench(t *testing.T) {
 		e.load(t, "recording rules off (2nd)", off2.load),
 		e.load(t, "recording rules on (2nd)", on2.load),
 	}
-	table := renderRules(rows, loads)
+	table := renderRules(rows, loads, e.heapStart)
 	fmt.Println(table)
 	if *tableOut != "" {
 		require.NoError(t, os.WriteFile(strings.TrimSuffix(*tableOut, ".md")+"-rules.md", []byte(table), 0o644))
@@ -232,7 +232,7 @@ func medianF(vs []float64) float64 {
 }
 
 // renderRules prints the cases' table and the crowd's.
-func renderRules(rows []rulesRow, loads []loadResult) string {
+func renderRules(rows []rulesRow, loads []loadResult, heapStart uint64) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n%d engines, range %s at step %s (scrape interval 15s, so $__rate_interval 1m), recording rules every 30s; medians of %d interleaved runs\n\n",
 		*engines, *span, rulesStep, *reps)
@@ -261,9 +261,9 @@ func renderRules(rows []rulesRow, loads []loadResult) string {
 	}
 	fmt.Fprintf(&b, "\nload: %d callers × %s, one dashboard of %d panels (%d distinct PromQL expressions with rules on) per call, ranges ending now, step %s, incremental ranges on (defaults)\n\n",
 		*callers, *loadFor, len(dashboard), loads[0].distinct, rulesStep)
-	b.WriteString("| data source | calls | errors | p50 | p99 | p99 after each caller's first call | Prometheus executions | Prometheus eval time | plugin peak RSS |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| data source | calls | errors | p50 | p99 | p99 after each caller's first call | Prometheus executions | Prometheus eval time | " + memoryHeader + " |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, ld := range loads {
-		fmt.Fprintf(&b, "| %s | %d | %d | %s | %s | %s | %.0f | %.1f s | %.0f MB |\n", ld.name, ld.calls, ld.errors, ms(ld.p50), ms(ld.p99), ms(ld.p99Warm), ld.executions, ld.evalSeconds, ld.rssPeakMB)
+		fmt.Fprintf(&b, "| %s | %d | %d | %s | %s | %s | %.0f | %.1f s | %s |\n", ld.name, ld.calls, ld.errors, ms(ld.p50), ms(ld.p99), ms(ld.p99Warm), ld.executions, ld.evalSeconds, memoryCells(ld, heapStart))
 	}
 	return b.String()
 }

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -40,6 +41,9 @@ type Host struct {
 	data   grpcplugin.DataClient
 	diag   grpcplugin.DiagnosticsClient
 	res    grpcplugin.ResourceClient
+	// seen are the data source instances (UID and Updated, which together
+	// make Grafana's instance key) calls went to, for Instances.
+	seen sync.Map
 }
 
 // RepoRoot finds the module root from the test's working directory.
@@ -173,6 +177,7 @@ func (h *Host) PluginContext(ds backend.DataSourceInstanceSettings) backend.Plug
 		ds.Updated = time.Unix(1_700_000_000, 0)
 	}
 	ds.Type = h.Plugin.ID
+	h.seen.Store(ds.UID+"@"+ds.Updated.String(), true)
 	return backend.PluginContext{PluginID: h.Plugin.ID, OrgID: 1, DataSourceInstanceSettings: &ds,
 		GrafanaConfig: backend.NewGrafanaCfg(map[string]string{"GF_APP_URL": "http://localhost:3000"})}
 }
@@ -212,6 +217,15 @@ func (h *Host) QueryDataErr(ctx context.Context, ds backend.DataSourceInstanceSe
 		return nil, err
 	}
 	return backend.FromProto().QueryDataResponse(resp)
+}
+
+// Instances is how many data source instances (distinct UID and
+// Updated) the host has sent calls for: the plugin keeps one executor,
+// with its own cache budget, per instance.
+func (h *Host) Instances() int {
+	n := 0
+	h.seen.Range(func(any, any) bool { n++; return true })
+	return n
 }
 
 // Pid is the plugin process' id (to read its memory use), 0 if unknown.
