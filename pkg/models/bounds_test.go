@@ -39,7 +39,7 @@ func TestLimitsInclusive(t *testing.T) {
 					return
 				}
 				require.NoError(t, err)
-				require.Equal(t, tt.want, q.K)
+				require.Equal(t, tt.want, optionField(q, "k"))
 			})
 		}
 	})

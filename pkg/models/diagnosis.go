@@ -2,10 +2,15 @@ package models
 
 // Options of the fleet and saturation query types.
 
-// parseDiagnosis reads format for fleet (a table only: "both", the default
-// of saturation, is the table there) and saturation ("both" by default).
-func (q *Query) parseDiagnosis(raw rawQuery) error {
-	var err error
-	q.Format, err = option(q.Type, "format").choose(raw.Format)
-	return err
+// FleetOptions are the fleet type's options: its format is always the
+// table ("both", the other diagnosis type's default, is the table here).
+type FleetOptions struct {
+	Format string `json:"format"`
+}
+
+// SaturationOptions are the saturation type's options.
+type SaturationOptions struct {
+	// Format is one of DiagnosisFormats: "table" only the table, "series"
+	// only the series, "both" (default).
+	Format string `json:"format"`
 }

@@ -6,3 +6,6 @@ package models
 // allows instance only, so anything else is refused rather than silently
 // ignored); it has no options of its own.
 const QueryHost QueryType = "host"
+
+// HostOptions are the host type's own options: none.
+type HostOptions struct{}

@@ -36,7 +36,7 @@ func TestParseKVTransferAndRole(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, tt.grouping, q.Grouping)
 			if tt.quant != nil {
-				require.Equal(t, tt.quant, q.Quantiles)
+				require.Equal(t, tt.quant, optionField(q, "quantiles"))
 			}
 		})
 	}

@@ -44,7 +44,8 @@ func TestParseSpecDecodeAndLoRA(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, tt.wantType, q.Type)
 			require.Equal(t, tt.wantGroup, q.Grouping)
-			require.Equal(t, tt.wantFormat, q.Format)
+			format, _ := optionField(q, "format").(string)
+			require.Equal(t, tt.wantFormat, format)
 		})
 	}
 }

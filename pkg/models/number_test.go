@@ -56,10 +56,10 @@ func TestNumbersFromStringsAreStrict(t *testing.T) {
 			switch {
 			case tt.k != 0:
 				require.NoError(t, kErr)
-				require.Equal(t, tt.k, q.K)
+				require.Equal(t, tt.k, q.Options.(models.TopKOptions).K)
 			case tt.target != 0:
 				require.NoError(t, sErr)
-				require.InDelta(t, tt.target, s.SLO.Target, 1e-12)
+				require.InDelta(t, tt.target, s.Options.(models.SLOOptions).Target, 1e-12)
 			default:
 				require.ErrorIs(t, kErr, models.ErrInvalidQuery)
 				require.ErrorContains(t, kErr, "is not a number")

@@ -6,3 +6,6 @@ package models
 // It takes the common groupings (none, model, instance, instance_engine)
 // and no options of its own.
 const QueryPrefixCache QueryType = "prefixCache"
+
+// PrefixCacheOptions are the prefixCache type's own options: none.
+type PrefixCacheOptions struct{}

@@ -21,17 +21,10 @@ const (
 	QueryPreemptions QueryType = "preemptions"
 	QueryTopK        QueryType = "topk"
 	QueryGPU         QueryType = "gpu"
-	// QueryPromQL runs raw PromQL with the plugin's step math, for the
-	// panels no vLLM query type covers (throughput, host context).
-	QueryPromQL QueryType = "promql"
 	// QueryFleet is one row per engine: state, load, latency and GPUs.
 	QueryFleet QueryType = "fleet"
 	// QuerySaturation is a verdict per instance with its evidence.
 	QuerySaturation QueryType = "saturation"
-	// QuerySpecDecode is speculative decoding's acceptance per grouping.
-	QuerySpecDecode QueryType = "specDecode"
-	// QueryLoRA is the LoRA adapters each server runs and queues.
-	QueryLoRA QueryType = "lora"
 )
 
 // Grouping says which labels series are split by.
@@ -72,7 +65,9 @@ type Filters struct {
 	Labels []*labels.Matcher `json:"-"`
 }
 
-// Query is one parsed and validated query.
+// Query is one parsed and validated query: what every type shares, and
+// Options, the type's own (the XxxOptions struct of its file, parsed from
+// its entries in the query table).
 type Query struct {
 	RefID    string
 	Type     QueryType
@@ -81,29 +76,9 @@ type Query struct {
 	Legend string
 	// MinStep is Grafana's per-query "interval" (min step) string.
 	MinStep string
-	// waitTime options.
-	Quantiles []float64
-	Family    string
-	Live      bool
-	// preemptions and topk: return series instead of annotations/table.
-	AsSeries bool
-	// topk options.
-	K           int
-	RankBy      string
-	Aggregation string
-	// Format "table" makes topk return only its table (for table panels);
-	// for gpu it picks "table" (default) or "series".
-	Format string
-	// Source is where gpu reads from: "agents" (default), "prometheus"
-	// (the agents as scraped) or "dcgm" (NVIDIA dcgm-exporter as scraped).
-	Source string
-	// promql options.
-	Expr string
-	Unit string
-	// slo options.
-	SLO SLO
-	// View is the workload query's view (WorkloadViews).
-	View string
+	// Options is the type's options struct, e.g. WaitTimeOptions for
+	// waitTime (OptionsOf reads it typed).
+	Options any
 	// Time and resolution from Grafana.
 	TimeRange     TimeRange
 	Interval      time.Duration
@@ -130,24 +105,14 @@ type Request struct {
 	MaxDataPoints int64
 }
 
-// rawQuery is the JSON the editor writes; unknown fields (datasource,
-// intervalMs, hide, …) are ignored.
+// rawQuery is what every type's JSON shares; unknown fields (datasource,
+// intervalMs, hide, …) are ignored, and each type's own options are read
+// by the table (TypeSpec.parseOptions).
 type rawQuery struct {
-	QueryType   string          `json:"queryType"`
-	Grouping    string          `json:"grouping"`
-	Legend      string          `json:"legend"`
-	Interval    string          `json:"interval"`
-	Quantiles   []float64       `json:"quantiles"`
-	Family      string          `json:"family"`
-	Live        bool            `json:"live"`
-	AsSeries    bool            `json:"asSeries"`
-	K           json.RawMessage `json:"k"`
-	RankBy      string          `json:"rankBy"`
-	Aggregation string          `json:"aggregation"`
-	Expr        string          `json:"expr"`
-	Format      string          `json:"format"`
-	Source      string          `json:"source"`
-	Unit        string          `json:"unit"`
+	QueryType string `json:"queryType"`
+	Grouping  string `json:"grouping"`
+	Legend    string `json:"legend"`
+	Interval  string `json:"interval"`
 	Filters
 }
 
@@ -159,7 +124,7 @@ func ParseQuery(dq Request) (Query, error) {
 		return Query{}, invalid("malformed query JSON: %v", err)
 	}
 	q := Query{RefID: dq.RefID, Legend: raw.Legend, MinStep: raw.Interval, Filters: raw.Filters,
-		Live: raw.Live, AsSeries: raw.AsSeries, TimeRange: dq.TimeRange, Interval: dq.Interval, MaxDataPoints: dq.MaxDataPoints}
+		TimeRange: dq.TimeRange, Interval: dq.Interval, MaxDataPoints: dq.MaxDataPoints}
 	qt := dq.QueryType
 	if qt == "" {
 		qt = raw.QueryType
@@ -170,7 +135,7 @@ func ParseQuery(dq Request) (Query, error) {
 		func() error { return validateFilters(q.Filters) },
 		func() (err error) { q.Labels, err = parseQueryMatchers(q.Matchers); return },
 		func() error { return validateTimeRange(dq.TimeRange) },
-		func() error { return q.parseTypeOptions(raw, dq.JSON) },
+		func() (err error) { q.Options, err = mustSpec(q.Type).parseOptions(dq.JSON); return },
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
@@ -260,85 +225,6 @@ func validateTimeRange(tr TimeRange) error {
 	return nil
 }
 
-func (q *Query) parseTypeOptions(raw rawQuery, js []byte) error {
-	switch q.Type {
-	case QuerySLO:
-		return q.parseSLO(js)
-	case QueryLoRA:
-		return q.parseLoRA(raw)
-	case QueryWorkload:
-		return q.parseWorkload(js)
-	case QueryWaitTime:
-		return q.parseWaitTime(raw)
-	case QueryKVTransfer:
-		return q.parseKVTransfer(raw)
-	case QueryTopK:
-		return q.parseTopK(raw)
-	case QueryGPU:
-		return q.parseGPU(raw)
-	case QueryFleet, QuerySaturation:
-		return q.parseDiagnosis(raw)
-	case QueryPromQL:
-		q.Expr, q.Unit = strings.TrimSpace(raw.Expr), raw.Unit
-		if q.Expr == "" && option(QueryPromQL, "expr").Required {
-			return invalid("expr is empty: a promql query needs a PromQL expression")
-		}
-	}
-	return nil
-}
-
-func (q *Query) parseWaitTime(raw rawQuery) error {
-	if err := q.parseQuantiles(raw.Quantiles); err != nil {
-		return err
-	}
-	var err error
-	q.Family, err = option(QueryWaitTime, "family").choose(raw.Family)
-	return err
-}
-
-// parseTopK reads k, rankBy, aggregation and format; a format of "series"
-// is asSeries, an absent one both the series and the table.
-func (q *Query) parseTopK(raw rawQuery) error {
-	spec := mustSpec(QueryTopK)
-	var err error
-	if q.K, err = parseK(spec.Option("k"), raw.K); err != nil {
-		return err
-	}
-	if q.Format, err = spec.Option("format").choose(raw.Format); err != nil {
-		return err
-	}
-	q.AsSeries = q.AsSeries || q.Format == "series"
-	if q.RankBy, err = spec.Option("rankBy").choose(raw.RankBy); err != nil {
-		return err
-	}
-	q.Aggregation, err = spec.Option("aggregation").choose(raw.Aggregation)
-	return err
-}
-
-// parseK accepts a JSON number or a numeric string (template variables
-// arrive as strings) and checks the range of opt.
-func parseK(opt Option, raw json.RawMessage) (int, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return int(opt.defaultFloat()), nil
-	}
-	r := *opt.Range
-	var f float64
-	if err := json.Unmarshal(raw, &f); err != nil {
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
-			return 0, invalid("k %s is not a number; allowed: whole numbers %g to %g", raw, r.Min, r.Max)
-		}
-		var ok bool
-		if f, ok = parseNumber(s); !ok {
-			return 0, invalid("k %q is not a number; allowed: whole numbers %g to %g", s, r.Min, r.Max)
-		}
-	}
-	if f != float64(int(f)) || !r.Contains(f) {
-		return 0, invalid("k %v is out of range; allowed: whole numbers %g to %g", f, r.Min, r.Max)
-	}
-	return int(f), nil
-}
-
 func oneOf(field, v string, allowed []string) error {
 	for _, a := range allowed {
 		if a == v {
@@ -346,15 +232,4 @@ func oneOf(field, v string, allowed []string) error {
 		}
 	}
 	return invalid("%s %q is unknown; allowed: %s", field, v, strings.Join(allowed, ", "))
-}
-
-// parseGPU reads source and format; choose applies their defaults.
-func (q *Query) parseGPU(raw rawQuery) error {
-	spec := mustSpec(QueryGPU)
-	var err error
-	if q.Source, err = spec.Option("source").choose(raw.Source); err != nil {
-		return err
-	}
-	q.Format, err = spec.Option("format").choose(raw.Format)
-	return err
 }

@@ -41,28 +41,32 @@ func FuzzParseQuery(f *testing.F) {
 			}
 			return
 		}
-		for _, v := range q.Quantiles {
+		quantiles, _ := optionField(q, "quantiles").([]float64)
+		format, _ := optionField(q, "format").(string)
+		view, _ := optionField(q, "view").(string)
+		k, _ := optionField(q, "k").(int)
+		for _, v := range quantiles {
 			if !(v > 0 && v < 1) {
 				t.Fatalf("accepted quantile %v", v)
 			}
 		}
-		if q.Type == QueryFleet && (q.Format != "table" || q.Grouping != GroupInstanceEngine) {
-			t.Fatalf("fleet accepted format %q grouping %q", q.Format, q.Grouping)
+		if q.Type == QueryFleet && (format != "table" || q.Grouping != GroupInstanceEngine) {
+			t.Fatalf("fleet accepted format %q grouping %q", format, q.Grouping)
 		}
-		if q.Type == QuerySaturation && (oneOf("format", q.Format, DiagnosisFormats) != nil || (q.Grouping != GroupInstance && q.Grouping != GroupInstanceEngine && q.Grouping != GroupRole)) {
-			t.Fatalf("saturation accepted format %q grouping %q", q.Format, q.Grouping)
+		if q.Type == QuerySaturation && (oneOf("format", format, DiagnosisFormats) != nil || (q.Grouping != GroupInstance && q.Grouping != GroupInstanceEngine && q.Grouping != GroupRole)) {
+			t.Fatalf("saturation accepted format %q grouping %q", format, q.Grouping)
 		}
-		if q.Type == QueryWorkload && oneOf("view", q.View, WorkloadViews) != nil {
-			t.Fatalf("workload accepted view %q", q.View)
+		if q.Type == QueryWorkload && oneOf("view", view, WorkloadViews) != nil {
+			t.Fatalf("workload accepted view %q", view)
 		}
-		if q.Type == QueryKVTransfer && (len(q.Quantiles) == 0 || q.Grouping == "") {
-			t.Fatalf("kvTransfer accepted quantiles %v grouping %q", q.Quantiles, q.Grouping)
+		if q.Type == QueryKVTransfer && (len(quantiles) == 0 || q.Grouping == "") {
+			t.Fatalf("kvTransfer accepted quantiles %v grouping %q", quantiles, q.Grouping)
 		}
-		if q.Type == QueryLoRA && (oneOf("format", q.Format, LoRAFormats) != nil || q.Grouping != GroupInstance) {
-			t.Fatalf("lora accepted format %q grouping %q", q.Format, q.Grouping)
+		if q.Type == QueryLoRA && (oneOf("format", format, LoRAFormats) != nil || q.Grouping != GroupInstance) {
+			t.Fatalf("lora accepted format %q grouping %q", format, q.Grouping)
 		}
-		if q.Type == QueryTopK && (q.K < 1 || q.K > MaxK) {
-			t.Fatalf("accepted k %d", q.K)
+		if q.Type == QueryTopK && (k < 1 || k > MaxK) {
+			t.Fatalf("accepted k %d", k)
 		}
 	})
 }

@@ -32,8 +32,8 @@ func TestTopKFormat(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			require.Equal(t, tt.wantFormat, q.Format)
-			require.Equal(t, tt.wantAsSeries, q.AsSeries)
+			require.Equal(t, tt.wantFormat, optionField(q, "format"))
+			require.Equal(t, tt.wantAsSeries, optionField(q, "asSeries"))
 		})
 	}
 }
@@ -62,8 +62,8 @@ func TestGPUOptions(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			require.Equal(t, tt.wantSource, q.Source)
-			require.Equal(t, tt.wantFormat, q.Format)
+			require.Equal(t, tt.wantSource, optionField(q, "source"))
+			require.Equal(t, tt.wantFormat, optionField(q, "format"))
 		})
 	}
 }

@@ -27,22 +27,22 @@ func TestParseQuery(t *testing.T) {
 			require.Equal(t, QueryPreemptions, q.Type)
 		}},
 		{name: "waitTime defaults", js: `{"queryType":"waitTime"}`, check: func(t *testing.T, q Query) {
-			require.Equal(t, []float64{0.5, 0.9, 0.99}, q.Quantiles)
-			require.Equal(t, "queue_time", q.Family)
+			require.Equal(t, []float64{0.5, 0.9, 0.99}, optionField(q, "quantiles"))
+			require.Equal(t, "queue_time", optionField(q, "family"))
 		}},
 		{name: "topk defaults", js: `{"queryType":"topk"}`, check: func(t *testing.T, q Query) {
-			require.Equal(t, 5, q.K)
-			require.Equal(t, "waiting", q.RankBy)
-			require.Equal(t, "max", q.Aggregation)
+			require.Equal(t, 5, optionField(q, "k"))
+			require.Equal(t, "waiting", optionField(q, "rankBy"))
+			require.Equal(t, "max", optionField(q, "aggregation"))
 		}},
-		{name: "k as string from a variable", js: `{"queryType":"topk","k":"12"}`, check: func(t *testing.T, q Query) { require.Equal(t, 12, q.K) }},
+		{name: "k as string from a variable", js: `{"queryType":"topk","k":"12"}`, check: func(t *testing.T, q Query) { require.Equal(t, 12, optionField(q, "k")) }},
 		{name: "filters kept literally", js: `{"queryType":"queue","models":["a\"b",".*"],"grouping":"model"}`, check: func(t *testing.T, q Query) {
 			require.Equal(t, []string{`a"b`, ".*"}, q.Models)
 			require.Equal(t, GroupModel, q.Grouping)
 		}},
 		{name: "promql", js: `{"queryType":"promql","expr":" up ","unit":"short"}`, check: func(t *testing.T, q Query) {
-			require.Equal(t, "up", q.Expr)
-			require.Equal(t, "short", q.Unit)
+			require.Equal(t, "up", optionField(q, "expr"))
+			require.Equal(t, "short", optionField(q, "unit"))
 		}},
 		{name: "promql without expr", js: `{"queryType":"promql"}`, wantErr: "expr is empty"},
 		{name: "missing type", js: `{}`, wantErr: "queryType is missing; allowed: queue, waitTime, preemptions, topk, gpu"},

@@ -49,6 +49,8 @@ type TypeSpec struct {
 	Options []Option `json:"options,omitempty"`
 	// SLO holds the slo type's objective kinds and bucket bounds.
 	SLO *SLOSpec `json:"slo,omitempty"`
+	// decode fills the type's options struct (typed, options.go).
+	decode decoder
 }
 
 // OptionKind says what an option's value is.
@@ -91,6 +93,9 @@ type Option struct {
 	Durations *DurationRange `json:"durations,omitempty"`
 	// Required makes an empty text an error.
 	Required bool `json:"required,omitempty"`
+	// Hint ends the option's out-of-range or empty error, e.g. "; write
+	// 99% as 0.99".
+	Hint string `json:"hint,omitempty"`
 }
 
 // Range is an interval of numbers; each end is open (excluded) or closed.

@@ -63,7 +63,7 @@ func TestDiagnosisOptions(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			require.Equal(t, tt.wantFormat, q.Format)
+			require.Equal(t, tt.wantFormat, optionField(q, "format"))
 			require.Equal(t, tt.wantGrouping, q.Grouping)
 		})
 	}

@@ -21,7 +21,7 @@ func TestSLOStringShortestForm(t *testing.T) {
 		t.Run(tt.want, func(t *testing.T) {
 			q, err := parseJSON(tt.js)
 			require.NoError(t, err)
-			require.Equal(t, tt.want, q.SLO.String())
+			require.Equal(t, tt.want, q.Options.(SLOOptions).String())
 		})
 	}
 }

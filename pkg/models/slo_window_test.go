@@ -33,7 +33,7 @@ func TestSLOWindowBounds(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			require.Equal(t, tt.want, q.SLO.WindowDuration)
+			require.Equal(t, tt.want, q.Options.(SLOOptions).WindowDuration)
 		})
 	}
 }

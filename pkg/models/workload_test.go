@@ -22,7 +22,7 @@ func TestParseWorkload(t *testing.T) {
 		{name: "unknown view names the allowed ones", js: `{"queryType":"workload","view":"heatmap"}`,
 			wantErr: `view "heatmap" is unknown; allowed: tokens, prompt, generation`},
 		{name: "views are case-sensitive", js: `{"queryType":"workload","view":"Prompt"}`, wantErr: `view "Prompt" is unknown`},
-		{name: "view not a string", js: `{"queryType":"workload","view":3}`, wantErr: "malformed workload options"},
+		{name: "view not a string", js: `{"queryType":"workload","view":3}`, wantErr: "malformed query JSON: view is 3, not a string"},
 		{name: "grouping checked like the others", js: `{"queryType":"workload","grouping":"pod"}`, wantErr: `grouping "pod" is not allowed for workload`},
 	}
 	for _, tt := range tests {
@@ -35,9 +35,9 @@ func TestParseWorkload(t *testing.T) {
 			}
 			require.NoError(t, err)
 			require.Equal(t, QueryWorkload, q.Type)
-			require.Equal(t, tt.view, q.View)
+			require.Equal(t, tt.view, optionField(q, "view"))
 			require.Equal(t, tt.group, q.Grouping)
-			require.Equal(t, tt.heatmap, q.Heatmap())
+			require.Equal(t, tt.heatmap, q.Options.(WorkloadOptions).Heatmap())
 		})
 	}
 }

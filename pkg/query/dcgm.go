@@ -8,14 +8,15 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/inferops/vllm-datasource/pkg/frames"
+	"github.com/inferops/vllm-datasource/pkg/models"
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
 // gpuFromDCGM answers the gpu query type from NVIDIA dcgm-exporter as
 // Prometheus scraped it: one row per GPU, joined to the vLLM pod it is
 // allocated to (either label layout), or series of every reading.
-func (p *plan) gpuFromDCGM(ctx context.Context) (data.Frames, error) {
-	if p.query.Format == "series" {
+func (p *plan) gpuFromDCGM(ctx context.Context, o models.GPUOptions) (data.Frames, error) {
+	if o.Format == "series" {
 		f, _, err := p.series(ctx, p.builder.DCGMSeries(), frames.SeriesOptions{GroupLabels: []string{"Hostname", "hostname", "gpu"},
 			Units: dcgmUnits()})
 		return f, err

@@ -41,7 +41,7 @@ var fleetChecked = []string{vllm.FleetWaiting, vllm.FleetKVUsage, vllm.FleetPree
 // fleet answers the fleet table: a dozen plain instant expressions at the
 // range end, run concurrently through the shared cache, joined here by
 // engine, scored and sorted worst first.
-func (p *plan) fleet(ctx context.Context) (data.Frames, error) {
+func (p *plan) fleet(ctx context.Context, _ models.FleetOptions) (data.Frames, error) {
 	lookback := promDuration(max(p.timeRange.End.Sub(p.timeRange.Start), p.timeRange.Step).Round(time.Second) + p.timeRange.RateInterval)
 	sigs := append(p.builder.FleetSignals(p.query.Filters, p.window, lookback), p.builder.FleetStallSignals(p.query.Filters, p.stallWindow())...)
 	sigs = append(sigs, p.builder.FleetRoleSignal(p.query.Filters))
@@ -259,4 +259,30 @@ func (p *plan) fleetGPUs(ctx context.Context, rows []frames.FleetRow) []data.Not
 		}
 	}
 	return notices
+}
+
+// fleetOnRules replaces the fleet table's per-engine signals that the rules
+// record (load gauges, rates, queue and TTFT p99) with their recorded
+// series when those answer the table's instant question, with the notice
+// that says so; the other signals, and every signal otherwise, stay raw.
+// The table reads each recorded signal at one instant, the range's end,
+// so what matters is that the rules ran then (an evaluation within the
+// look-back before it), not at the range's start: a table whose range
+// starts before the rules began reads them when its end is after.
+func (p *plan) fleetOnRules(ctx context.Context, sigs []vllm.SignalExpr) ([]vllm.SignalExpr, []data.Notice) {
+	u, ok := p.onRulesFor(ctx, vllm.RuleQuestion{Window: p.window, Grouping: models.GroupInstanceEngine, Filters: p.query.Filters})
+	if !ok {
+		return sigs, nil
+	}
+	plans := p.builder.FleetFromRules(u.rs.Prefix, p.query.Filters, u.fit.Window)
+	out, used := append([]vllm.SignalExpr(nil), sigs...), false
+	for i, s := range out {
+		if rp, ok := plans[s.Name]; ok && p.usableAt(ctx, u, rp, p.timeRange.End) {
+			out[i].Expr, used = rp.Expr, true
+		}
+	}
+	if !used {
+		return sigs, nil
+	}
+	return out, []data.Notice{u.notice()}
 }

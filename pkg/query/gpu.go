@@ -96,19 +96,19 @@ func (p *plan) podInstances(reports []agent.AgentReport) {
 
 // gpu answers the gpu query type, live from the agents or from Prometheus
 // where the agents are scraped.
-func (p *plan) gpu(ctx context.Context) (data.Frames, error) {
-	switch p.query.Source {
+func (p *plan) gpu(ctx context.Context, o models.GPUOptions) (data.Frames, error) {
+	switch o.Source {
 	case "prometheus":
 		return p.gpuFromPrometheus(ctx)
 	case "dcgm":
-		return p.gpuFromDCGM(ctx)
+		return p.gpuFromDCGM(ctx, o)
 	}
 	res, err := p.fetchGPUs(ctx, p.exec, p.query.Instances)
 	if err != nil {
 		return nil, err
 	}
 	notices := p.noticesFor(frames.GPUNotices(res))
-	if p.query.Format == "series" {
+	if o.Format == "series" {
 		return frames.GPUSeries(res.Reports, res.Time, notices), nil
 	}
 	return data.Frames{frames.GPUTable(res.Reports, notices)}, nil

@@ -6,6 +6,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/inferops/vllm-datasource/pkg/frames"
+	"github.com/inferops/vllm-datasource/pkg/models"
 )
 
 // hostUnits are the Grafana units of the host signals.
@@ -15,7 +16,7 @@ var hostUnits = map[string]string{"cpu_busy": "percentunit", "memory_used": "per
 // host answers the node exporter's view of each vLLM instance's host. A
 // Prometheus without a node exporter gets an empty answer and a notice,
 // never an error: the panels that show it stay blank.
-func (p *plan) host(ctx context.Context) (data.Frames, error) {
+func (p *plan) host(ctx context.Context, _ models.HostOptions) (data.Frames, error) {
 	sigs := p.builder.HostSignals(p.query.Filters, p.window)
 	m, warn, err := p.signals(ctx, sigs)
 	if err != nil {

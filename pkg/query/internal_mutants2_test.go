@@ -188,7 +188,7 @@ func TestCoverageNoticeOnlyWhenSomeLackTheBound(t *testing.T) {
 			fp := &coverageProm{carriers: tt.carriers, total: tt.total}
 			p := &plan{builder: vllm.Builder{Prefix: "vllm:", InstanceLabel: "instance"}, memo: newMemo(fp, nil, nil, nil),
 				timeRange: interval.Result{End: end, Step: time.Minute}}
-			got := p.coverageNotices(context.Background(), vllm.QueueTime, vllm.Objective{Key: vllm.QueueTime, Bound: 1, Le: []string{"1.0"}})
+			got := p.coverageNotices(context.Background(), "queue_time", vllm.QueueTime, vllm.Objective{Key: vllm.QueueTime, Bound: 1, Le: []string{"1.0"}})
 			if tt.want == "" {
 				require.Empty(t, got)
 				return
@@ -245,10 +245,10 @@ func TestLengthsPerStepAndAbsence(t *testing.T) {
 			fp := &lengthsProm{series: tt.series}
 			b := vllm.Builder{Prefix: "vllm:", InstanceLabel: "instance"}
 			p := &plan{exec: &Executor{Settings: models.Settings{ScrapeInterval: scrape}},
-				query: models.Query{View: models.WorkloadPrompt, Grouping: models.GroupNone}, builder: b,
+				query: models.Query{Grouping: models.GroupNone}, builder: b,
 				det: NewDetector(fp, "vllm:", func() time.Time { return end }), window: "1m", memo: newMemo(fp, nil, nil, nil),
 				timeRange: interval.Result{Start: end.Add(-time.Hour), End: end, Step: tt.step, RateInterval: time.Minute}}
-			fs, err := p.lengths(context.Background())
+			fs, err := p.lengths(context.Background(), models.WorkloadOptions{View: models.WorkloadPrompt})
 			require.NoError(t, err)
 			var infos, warns []string
 			for _, f := range fs {

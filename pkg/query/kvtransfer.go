@@ -7,6 +7,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/inferops/vllm-datasource/pkg/frames"
+	"github.com/inferops/vllm-datasource/pkg/models"
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
@@ -14,8 +15,8 @@ import (
 // engines (NIXL): each transfer-time quantile, transfers and bytes per
 // second and the failure rates, per grouping (role by default), as plain
 // expressions run concurrently.
-func (p *plan) kvTransfer(ctx context.Context) (data.Frames, error) {
-	sigs := p.builder.KVTransferSignals(p.query.Quantiles, p.query.Grouping, p.query.Filters, p.window)
+func (p *plan) kvTransfer(ctx context.Context, o models.KVTransferOptions) (data.Frames, error) {
+	sigs := p.builder.KVTransferSignals(o.Quantiles, p.query.Grouping, p.query.Filters, p.window)
 	m, warn, err := p.signals(ctx, sigs)
 	if err != nil {
 		return nil, err
@@ -28,7 +29,7 @@ func (p *plan) kvTransfer(ctx context.Context) (data.Frames, error) {
 			"Some %s transfer times are below %gs, the smallest bucket of %snixl_xfer_time_seconds: they are interpolated inside the first bucket, not measured.",
 			below, lowest, p.builder.Prefix)})
 	}
-	tags := append(vllm.KVTransferQuantileTags(p.query.Quantiles), vllm.KVTransfers)
+	tags := append(vllm.KVTransferQuantileTags(o.Quantiles), vllm.KVTransfers)
 	notices = append(notices, p.signalNotices(ctx, tagsOf(m), []need{
 		{key: vllm.KVXferTime, tags: tags, without: kvWithout(p.builder.Prefix)},
 	})...)

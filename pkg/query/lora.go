@@ -6,6 +6,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/inferops/vllm-datasource/pkg/frames"
+	"github.com/inferops/vllm-datasource/pkg/models"
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
@@ -15,7 +16,7 @@ import (
 // cannot count, so the gauge's series are fetched over the range and read
 // in Go (vllm.LoRAStates). Servers without LoRA are left out with an info
 // notice, never an error.
-func (p *plan) lora(ctx context.Context) (data.Frames, error) {
+func (p *plan) lora(ctx context.Context, o models.LoRAOptions) (data.Frames, error) {
 	expr := p.builder.LoRA(p.query.Filters)
 	m, warn, err := p.memo.rangeQuery(ctx, expr, p.rng())
 	if err != nil {
@@ -37,7 +38,7 @@ func (p *plan) lora(ctx context.Context) (data.Frames, error) {
 		notices = append(notices, data.Notice{Severity: data.NoticeSeverityInfo, Text: vllm.LoRASameListsText(p.builder.Prefix)})
 	}
 	executed := p.executed(expr)
-	if p.query.Format == "series" {
+	if o.Format == "series" {
 		return frames.LoRASeries(on, p.builder.IdentityLabels(), p.query.Legend, executed, notices), nil
 	}
 	return data.Frames{frames.LoRATable(on, executed, notices)}, nil

@@ -7,14 +7,15 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/inferops/vllm-datasource/pkg/frames"
+	"github.com/inferops/vllm-datasource/pkg/models"
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
 // preemptions answers preemptions as annotations, one region per burst
 // (vllm.PreemptionEventsBy), or as a rate per grouping (asSeries).
-func (p *plan) preemptions(ctx context.Context) (data.Frames, error) {
+func (p *plan) preemptions(ctx context.Context, o models.PreemptionsOptions) (data.Frames, error) {
 	preempt := need{key: vllm.Preemptions, tags: []string{"preemptions", "preemption_rate"}, without: "no preemption can be shown"}
-	if p.query.AsSeries {
+	if o.AsSeries {
 		return p.preemptionRate(ctx, preempt)
 	}
 	expr := p.builder.Preemptions(p.query.Filters)

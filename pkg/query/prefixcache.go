@@ -7,6 +7,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/inferops/vllm-datasource/pkg/frames"
+	"github.com/inferops/vllm-datasource/pkg/models"
 	"github.com/inferops/vllm-datasource/pkg/prom"
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
@@ -19,7 +20,7 @@ var prefixUnits = map[string]string{vllm.PrefixHitRateSignal: "percentunit", vll
 // tokens per second by source, each a plain range expression run
 // concurrently. A family the fleet lacks is an info notice naming the
 // metric and the vLLM setting behind it, never an error.
-func (p *plan) prefixCache(ctx context.Context) (data.Frames, error) {
+func (p *plan) prefixCache(ctx context.Context, _ models.PrefixCacheOptions) (data.Frames, error) {
 	sigs := p.builder.PrefixCacheSignals(p.query.Grouping, p.query.Filters, p.window)
 	m, warn, err := p.signals(ctx, sigs)
 	if err != nil {

@@ -15,8 +15,8 @@ import (
 // promql runs the user's expression with Grafana's step math and built-in
 // variables resolved. Prometheus rejecting it is the user's error, so it
 // is reported as invalid input rather than as our bug.
-func (p *plan) promql(ctx context.Context) (data.Frames, error) {
-	expr := interval.Interpolate(p.query.Expr, p.timeRange)
+func (p *plan) promql(ctx context.Context, o models.PromQLOptions) (data.Frames, error) {
+	expr := interval.Interpolate(o.Expr, p.timeRange)
 	if p.alert {
 		if name, ok := interval.HasUnresolvedVariable(expr); ok {
 			return nil, fmt.Errorf("%w: expr holds %s, which Grafana does not replace in alert rules", ErrUnresolvedVariable, name)
@@ -26,7 +26,7 @@ func (p *plan) promql(ctx context.Context) (data.Frames, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", models.ErrInvalidQuery, err)
 	}
-	f, _, err := p.series(ctx, expr, frames.SeriesOptions{Unit: p.query.Unit})
+	f, _, err := p.series(ctx, expr, frames.SeriesOptions{Unit: o.Unit})
 	if prom.KindOf(err) == prom.KindBadQuery {
 		return nil, fmt.Errorf("%w: Prometheus rejected the expression: %v", models.ErrInvalidQuery, err.Error())
 	}

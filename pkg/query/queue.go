@@ -6,12 +6,13 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/inferops/vllm-datasource/pkg/frames"
+	"github.com/inferops/vllm-datasource/pkg/models"
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
 // queue runs each signal as its own plain expression, concurrently (see
 // vllm.QueueSignals for why), and tags the series here.
-func (p *plan) queue(ctx context.Context) (data.Frames, error) {
+func (p *plan) queue(ctx context.Context, _ models.QueueOptions) (data.Frames, error) {
 	sigs := p.builder.QueueSignals(p.query.Grouping, p.query.Filters)
 	mixes, ruleNotes := p.queueSignals(ctx, sigs)
 	m, warn, err := p.mixedSignals(ctx, sigs, mixes)
@@ -26,4 +27,19 @@ func (p *plan) queue(ctx context.Context) (data.Frames, error) {
 	return frames.TimeSeries(m, frames.SeriesOptions{Unit: string(vllm.UnitRequests), Legend: p.query.Legend, Units: gatewayUnits,
 		GroupLabels: p.builder.GroupLabels(p.query.Grouping), Executed: p.executed(mixExprs(mixes)...),
 		Notices: p.noticesFor(ruleNotes, warningNotices(warn), p.gatewayNotices(m), roleNotes, missing)}), nil
+}
+
+// queueSignals are the plans of the queue's expressions sigs, with running
+// and waiting read from the recorded sums when they answer the question
+// (from the rules' first evaluation on when the range starts before it).
+func (p *plan) queueSignals(ctx context.Context, sigs []vllm.SignalExpr) ([]ruleMix, []data.Notice) {
+	u, ok := p.onRules(ctx, "")
+	cs := make([]ruleCandidate, len(sigs))
+	for i, s := range sigs {
+		cs[i].raw = s.Expr
+		if ok {
+			cs[i].rp, cs[i].ok = p.builder.QueueSignalFromRules(u.rs.Prefix, s.Name, p.query.Grouping, p.query.Filters)
+		}
+	}
+	return p.mixed(ctx, u, cs) // all raw, without a notice, when no candidate is ok
 }

@@ -52,8 +52,8 @@ type topkRules struct {
 // exactly (the ranked signal, and the series query's filter by the ranked
 // servers' identity labels, which they keep), from their first evaluation
 // on when the range starts before it; raw is the raw ranking expression.
-func (p *plan) topkRules(ctx context.Context, raw string) (topkRules, []data.Notice) {
-	w, ok := vllm.RankWindow(p.query.RankBy, p.window)
+func (p topkPlan) topkRules(ctx context.Context, raw string) (topkRules, []data.Notice) {
+	w, ok := vllm.RankWindow(p.o.RankBy, p.window)
 	if !ok {
 		return topkRules{}, nil
 	}
@@ -63,7 +63,7 @@ func (p *plan) topkRules(ctx context.Context, raw string) (topkRules, []data.Not
 	if !ok {
 		return topkRules{}, nil
 	}
-	rp, ok := p.builder.TopKRankingFromRules(u.rs.Prefix, p.query.RankBy, "last", 1, p.query.Grouping, p.query.Filters, u.fit.Window, "", "")
+	rp, ok := p.builder.TopKRankingFromRules(u.rs.Prefix, p.o.RankBy, "last", 1, p.query.Grouping, p.query.Filters, u.fit.Window, "", "")
 	m, notes := p.mixOne(ctx, u, ruleCandidate{raw: raw, rp: rp, ok: ok})
 	return topkRules{u: u, on: m.rules != "", from: m.from}, notes
 }
@@ -92,38 +92,38 @@ func (r rankPlan) exprs() []string {
 
 // rankPlanFor is the ranking for tr over the subquery range rng, raw the
 // raw ranking expression.
-func (p *plan) rankPlanFor(tr topkRules, raw string, rng time.Duration) (rankPlan, error) {
-	q, end, step := p.query, p.timeRange.End, p.timeRange.Step
+func (p topkPlan) rankPlanFor(tr topkRules, raw string, rng time.Duration) (rankPlan, error) {
+	q, o, end, step := p.query, p.o, p.timeRange.End, p.timeRange.Step
 	single := func(expr string) rankPlan { return rankPlan{parts: []rankPart{{expr, end}}} }
 	if !tr.on {
 		return single(raw), nil
 	}
 	prefix, window := tr.u.rs.Prefix, tr.u.fit.Window
-	all, ok := p.builder.TopKRankingFromRules(prefix, q.RankBy, q.Aggregation, q.K, q.Grouping, q.Filters, window, promDuration(rng), promDuration(step))
+	all, ok := p.builder.TopKRankingFromRules(prefix, o.RankBy, o.Aggregation, o.K, q.Grouping, q.Filters, window, promDuration(rng), promDuration(step))
 	lower, lastRaw := end.Add(-rng), tr.from.Add(-step)
 	switch {
-	case !ok || lastRaw.Equal(lower) && q.Aggregation != "last":
+	case !ok || lastRaw.Equal(lower) && o.Aggregation != "last":
 		return single(raw), nil // lastRaw at lower: see the file's comment
-	case tr.from.IsZero() || q.Aggregation == "last" || lastRaw.Before(lower):
+	case tr.from.IsZero() || o.Aggregation == "last" || lastRaw.Before(lower):
 		return single(all.Expr), nil
 	}
-	before, err := p.builder.TopKRankingPart(q.RankBy, q.Aggregation, q.Grouping, q.Filters, p.window, promDuration(lastRaw.Sub(lower)), promDuration(step))
+	before, err := p.builder.TopKRankingPart(o.RankBy, o.Aggregation, q.Grouping, q.Filters, p.window, promDuration(lastRaw.Sub(lower)), promDuration(step))
 	if err != nil {
 		return rankPlan{}, err
 	}
-	after, ok := p.builder.TopKRankingPartFromRules(prefix, q.RankBy, q.Aggregation, q.Grouping, q.Filters, window, promDuration(end.Sub(lastRaw)-time.Millisecond), promDuration(step))
+	after, ok := p.builder.TopKRankingPartFromRules(prefix, o.RankBy, o.Aggregation, q.Grouping, q.Filters, window, promDuration(end.Sub(lastRaw)-time.Millisecond), promDuration(step))
 	if !ok {
 		// Not reachable while the whole-range ranking could be built (same
 		// signal, window and grouping); should a future aggregation differ,
 		// the raw ranking is still a right answer where an error is not.
 		return single(raw), nil
 	}
-	return rankPlan{parts: []rankPart{{before, lastRaw}, {after.Expr, end}}, join: q.Aggregation}, nil
+	return rankPlan{parts: []rankPart{{before, lastRaw}, {after.Expr, end}}, join: o.Aggregation}, nil
 }
 
 // rankVector runs the ranking: its one expression's answer, or its parts
 // at once, joined per group.
-func (p *plan) rankVector(ctx context.Context, r rankPlan) (model.Vector, []string, error) {
+func (p topkPlan) rankVector(ctx context.Context, r rankPlan) (model.Vector, []string, error) {
 	sigs, at := make([]vllm.SignalExpr, len(r.parts)), make(map[string]time.Time, len(r.parts))
 	for i, part := range r.parts {
 		sigs[i] = vllm.SignalExpr{Name: strconv.Itoa(i), Expr: part.expr}
@@ -143,11 +143,11 @@ func (p *plan) rankVector(ctx context.Context, r rankPlan) (model.Vector, []stri
 
 // topkSeriesMix is the plan of the ranked groups' series: raw before the
 // rules' split and on the rules from it, as the ranking (tr).
-func (p *plan) topkSeriesMix(tr topkRules, raw string, instances []string) ruleMix {
+func (p topkPlan) topkSeriesMix(tr topkRules, raw string, instances []string) ruleMix {
 	if !tr.on {
 		return rawMix(raw)
 	}
-	rp, ok := p.builder.TopKSeriesFromRules(tr.u.rs.Prefix, p.query.RankBy, p.query.Grouping, p.query.Filters, tr.u.fit.Window, instances)
+	rp, ok := p.builder.TopKSeriesFromRules(tr.u.rs.Prefix, p.o.RankBy, p.query.Grouping, p.query.Filters, tr.u.fit.Window, instances)
 	if !ok {
 		return rawMix(raw)
 	}

@@ -121,8 +121,8 @@ func TestRankPlanFor(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := &plan{builder: b, window: "60s", timeRange: interval.Result{End: end, Step: step},
-				query: models.Query{RankBy: "waiting", Aggregation: tt.aggregation, K: 3, Grouping: models.GroupInstance}}
+			p := topkPlan{plan: &plan{builder: b, window: "60s", timeRange: interval.Result{End: end, Step: step},
+				query: models.Query{Grouping: models.GroupInstance}}, o: models.TopKOptions{RankBy: "waiting", Aggregation: tt.aggregation, K: 3}}
 			raw, err := b.TopKRanking("waiting", tt.aggregation, 3, models.GroupInstance, models.Filters{}, "60s", "3600s", "30s")
 			require.NoError(t, err)
 			got, err := p.rankPlanFor(tt.tr, raw, rng)

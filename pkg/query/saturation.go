@@ -32,7 +32,7 @@ type satGroup struct {
 // rate now and a window before (evidence only), and the stall expression
 // run concurrently, aligned on the steps here, classified by
 // vllm.Classify with the data source's thresholds.
-func (p *plan) saturation(ctx context.Context) (data.Frames, error) {
+func (p *plan) saturation(ctx context.Context, o models.SaturationOptions) (data.Frames, error) {
 	sigs := append(p.builder.SaturationSignals(p.query.Grouping, p.query.Filters, p.timeRange.RateInterval),
 		p.builder.SaturationStallSignal(p.query.Grouping, p.query.Filters, p.stallWindow()))
 	mixes, ruleNotes := p.saturationOnRules(ctx, sigs)
@@ -51,14 +51,14 @@ func (p *plan) saturation(ctx context.Context) (data.Frames, error) {
 	}, vllm.KVUsage))
 	rows, series, timelines := p.verdicts(groups, times)
 	tableOpts := frames.SaturationOptions{WithEngine: p.query.Grouping == models.GroupInstanceEngine, ByRole: p.query.Grouping == models.GroupRole}
-	if p.query.Format == "table" {
+	if o.Format == "table" {
 		tableOpts.Executed, tableOpts.Notices = executed, notices
 		return data.Frames{frames.SaturationTable(rows, tableOpts)}, nil
 	}
 	out := frames.TimeSeries(series, frames.SeriesOptions{Legend: p.query.Legend, GroupLabels: p.builder.GroupLabels(p.query.Grouping),
 		Units: map[string]string{"utilisation": "percentunit", "arrivals": "reqps", "completions": "reqps"}, Executed: executed, Notices: notices})
 	out = append(out, timelines...)
-	if p.query.Format == "series" {
+	if o.Format == "series" {
 		return out, nil
 	}
 	// Both: the series' first frame carries the executed query and the

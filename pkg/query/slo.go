@@ -20,15 +20,15 @@ var sloUnits = map[string]string{"attainment": string(vllm.UnitPercent), "error_
 
 // slo answers a latency objective per grouping: attainment and budget
 // over the objective's window, and the workbook's burn-rate pairs.
-func (p *plan) slo(ctx context.Context) (data.Frames, error) {
-	if p.query.SLO.Objective == models.SLOAvailability {
-		return p.availability(ctx)
+func (p *plan) slo(ctx context.Context, s models.SLOOptions) (data.Frames, error) {
+	if s.Objective == models.SLOAvailability {
+		return p.availability(ctx, s)
 	}
-	key := vllm.SLOFamilies[p.query.SLO.Family]
+	key := vllm.SLOFamilies[s.Family]
 	bs := p.bounds(ctx, key)
-	bound, snapped := bs.Snap(p.query.SLO.Threshold)
-	o := vllm.Objective{Key: key, Bound: bound, Target: p.query.SLO.Target, Window: p.query.SLO.Window, Le: bs.Le(bound)}
-	sigs := pick(p.builder.SLOSignals(o, p.query.Grouping, p.query.Filters), p.query.SLO.Signals)
+	bound, snapped := bs.Snap(s.Threshold)
+	o := vllm.Objective{Key: key, Bound: bound, Target: s.Target, Window: s.Window, Le: bs.Le(bound)}
+	sigs := pick(p.builder.SLOSignals(o, p.query.Grouping, p.query.Filters), s.Signals)
 	m, warn, err := p.signals(ctx, sigs)
 	if err != nil {
 		return nil, err
@@ -36,10 +36,10 @@ func (p *plan) slo(ctx context.Context) (data.Frames, error) {
 	notices := p.noticesFor(warningNotices(warn))
 	notices = append(notices, data.Notice{Severity: data.NoticeSeverityInfo, Text: vllm.AttainmentText(key)})
 	if snapped {
-		notices = append(notices, snapNotice(p.query.SLO.Family, key, p.query.SLO.Threshold, bound, p.builder.Prefix, bs))
+		notices = append(notices, snapNotice(s.Family, key, s.Threshold, bound, p.builder.Prefix, bs))
 	}
 	if !bs.Default {
-		notices = append(notices, p.coverageNotices(ctx, key, o)...)
+		notices = append(notices, p.coverageNotices(ctx, s.Family, key, o)...)
 	}
 	notices = append(notices, p.signalNotices(ctx, tagsOf(m), []need{{key: key, tags: models.SLOSignals,
 		without: "no attainment or burn rate can be computed"}}, key)...)
@@ -49,9 +49,9 @@ func (p *plan) slo(ctx context.Context) (data.Frames, error) {
 // availability answers an availability objective per grouping: the share
 // of finished requests that did not end in error, its budget and burn
 // rates, with the same windows and outputs as a latency objective.
-func (p *plan) availability(ctx context.Context) (data.Frames, error) {
-	o := vllm.Availability(p.query.SLO.Target, p.query.SLO.Window)
-	sigs := pick(p.builder.SLOSignals(o, p.query.Grouping, p.query.Filters), p.query.SLO.Signals)
+func (p *plan) availability(ctx context.Context, s models.SLOOptions) (data.Frames, error) {
+	o := vllm.Availability(s.Target, s.Window)
+	sigs := pick(p.builder.SLOSignals(o, p.query.Grouping, p.query.Filters), s.Signals)
 	m, warn, err := p.signals(ctx, sigs)
 	if err != nil {
 		return nil, err
@@ -102,7 +102,7 @@ func (p *plan) bounds(ctx context.Context, key vllm.SignalKey) vllm.Bounds {
 // without the objective's bound (their operators chose other bucket
 // lists): their requests all count as over it. An unanswered probe adds
 // nothing.
-func (p *plan) coverageNotices(ctx context.Context, key vllm.SignalKey, o vllm.Objective) []data.Notice {
+func (p *plan) coverageNotices(ctx context.Context, family string, key vllm.SignalKey, o vllm.Objective) []data.Notice {
 	carriersExpr, totalExpr := p.builder.BoundCoverage(key, p.query.Filters, o.Le)
 	var counts [2]float64
 	for i, expr := range []string{carriersExpr, totalExpr} {
@@ -119,7 +119,7 @@ func (p *plan) coverageNotices(ctx context.Context, key vllm.SignalKey, o vllm.O
 	}
 	return []data.Notice{{Severity: data.NoticeSeverityWarning, Text: fmt.Sprintf(
 		"%g of the %g selected engines exporting %s have no bucket bound at %ss (their bucket lists differ): attainment counts all their requests as over it. Filter the query to engines that share one bucket list.",
-		counts[1]-counts[0], counts[1], p.query.SLO.Family, fmtSeconds(o.Bound))}}
+		counts[1]-counts[0], counts[1], family, fmtSeconds(o.Bound))}}
 }
 
 // lowestBound is the smallest bucket bound the selected series of key

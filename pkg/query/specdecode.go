@@ -6,6 +6,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/inferops/vllm-datasource/pkg/frames"
+	"github.com/inferops/vllm-datasource/pkg/models"
 	"github.com/inferops/vllm-datasource/pkg/prom"
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
@@ -13,7 +14,7 @@ import (
 // specDecode answers speculative decoding's acceptance per grouping. A
 // fleet without speculative decoding gets an empty answer and an info
 // notice naming the option that turns it on, never an error.
-func (p *plan) specDecode(ctx context.Context) (data.Frames, error) {
+func (p *plan) specDecode(ctx context.Context, _ models.SpecDecodeOptions) (data.Frames, error) {
 	sigs := p.builder.SpecDecodeSignals(p.query.Grouping, p.query.Filters, p.window)
 	m, warn, err := p.signals(ctx, sigs)
 	if err != nil {

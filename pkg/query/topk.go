@@ -31,9 +31,20 @@ type ranked struct {
 // series of exactly the ranked groups with one range query. A range
 // topk() would return every group that was ever in the top k. On the
 // recording rules both may be mixed with raw series (rulemix_topk.go).
-func (p *plan) topk(ctx context.Context) (data.Frames, error) {
+func (p *plan) topk(ctx context.Context, o models.TopKOptions) (data.Frames, error) {
+	return topkPlan{plan: p, o: o}.answer(ctx)
+}
+
+// topkPlan is a topk query's plan: the shared plan and the type's options.
+type topkPlan struct {
+	*plan
+	o models.TopKOptions
+}
+
+// answer is topk's answer (see topk).
+func (p topkPlan) answer(ctx context.Context) (data.Frames, error) {
 	rng := max(p.timeRange.Range, p.timeRange.Step).Round(p.timeRange.Step)
-	rankRaw, err := p.builder.TopKRanking(p.query.RankBy, p.query.Aggregation, p.query.K, p.query.Grouping, p.query.Filters, p.window, promDuration(rng), promDuration(p.timeRange.Step))
+	rankRaw, err := p.builder.TopKRanking(p.o.RankBy, p.o.Aggregation, p.o.K, p.query.Grouping, p.query.Filters, p.window, promDuration(rng), promDuration(p.timeRange.Step))
 	if err != nil {
 		return nil, err
 	}
@@ -47,9 +58,9 @@ func (p *plan) topk(ctx context.Context) (data.Frames, error) {
 		return nil, err
 	}
 	top := p.rank(vec)
-	rankNotices := p.signalNotices(ctx, map[string]bool{"value": len(vec) > 0}, []need{{key: rankSignals[p.query.RankBy], tags: []string{"value"},
-		without: "nothing can be ranked by " + p.query.RankBy}}, rankSignals[p.query.RankBy])
-	seriesRaw, err := p.builder.TopKSeries(p.query.RankBy, p.query.Grouping, p.query.Filters, p.window, instances(top))
+	rankNotices := p.signalNotices(ctx, map[string]bool{"value": len(vec) > 0}, []need{{key: rankSignals[p.o.RankBy], tags: []string{"value"},
+		without: "nothing can be ranked by " + p.o.RankBy}}, rankSignals[p.o.RankBy])
+	seriesRaw, err := p.builder.TopKSeries(p.o.RankBy, p.query.Grouping, p.query.Filters, p.window, instances(top))
 	if err != nil {
 		return nil, err
 	}
@@ -59,14 +70,14 @@ func (p *plan) topk(ctx context.Context) (data.Frames, error) {
 		return nil, err
 	}
 	values, info := p.split(m, top)
-	out := frames.TimeSeries(values, frames.SeriesOptions{Unit: rankUnits[p.query.RankBy], Legend: p.query.Legend,
+	out := frames.TimeSeries(values, frames.SeriesOptions{Unit: rankUnits[p.o.RankBy], Legend: p.query.Legend,
 		GroupLabels: p.builder.GroupLabels(p.query.Grouping), Executed: p.executed(append(ranking.exprs(), series.exprs()...)...),
 		Notices: p.noticesFor(ruleNotes, warningNotices(warn), warningNotices(warn2), rankNotices)})
-	if p.query.AsSeries {
+	if p.o.AsSeries {
 		return out, nil
 	}
 	table := p.rankTable(ctx, p.rows(top, info), ranking.exprs(), ruleNotes, rankNotices)
-	if p.query.Format == "table" {
+	if p.o.Format == "table" {
 		return data.Frames{table}, nil
 	}
 	return append(out, table), nil
@@ -74,7 +85,7 @@ func (p *plan) topk(ctx context.Context) (data.Frames, error) {
 
 // rankTable is the top-k table, each instance with its GPUs. It carries
 // the GPU columns' notices, then the rules' and the ranking's.
-func (p *plan) rankTable(ctx context.Context, rows []frames.RankRow, rankExprs []string, ruleNotes, rankNotices []data.Notice) *data.Frame {
+func (p topkPlan) rankTable(ctx context.Context, rows []frames.RankRow, rankExprs []string, ruleNotes, rankNotices []data.Notice) *data.Frame {
 	instances := make([]string, len(rows))
 	for i, r := range rows {
 		instances[i] = r.Instance
@@ -86,12 +97,12 @@ func (p *plan) rankTable(ctx context.Context, rows []frames.RankRow, rankExprs [
 		}
 	}
 	return frames.RankTable(rows, frames.RankOptions{WithEngine: p.query.Grouping == models.GroupInstanceEngine,
-		ValueName: p.query.RankBy, Unit: rankUnits[p.query.RankBy], Executed: p.executed(rankExprs...),
+		ValueName: p.o.RankBy, Unit: rankUnits[p.o.RankBy], Executed: p.executed(rankExprs...),
 		Notices: slices.Concat(gpuNotices, ruleNotes, rankNotices)})
 }
 
 // rank orders the ranking result worst first (NaN last) and keeps k.
-func (p *plan) rank(vec model.Vector) []ranked {
+func (p topkPlan) rank(vec model.Vector) []ranked {
 	out := make([]ranked, 0, len(vec))
 	for _, s := range vec {
 		out = append(out, ranked{instance: p.builder.InstanceOf(labelMap(s.Metric)), engine: string(s.Metric["engine"]), value: float64(s.Value)})
@@ -106,8 +117,8 @@ func (p *plan) rank(vec model.Vector) []ranked {
 		}
 		return out[i].instance+"\x00"+out[i].engine < out[j].instance+"\x00"+out[j].engine
 	})
-	if len(out) > p.query.K {
-		out = out[:p.query.K]
+	if len(out) > p.o.K {
+		out = out[:p.o.K]
 	}
 	return out
 }
@@ -139,7 +150,7 @@ type groupInfo struct {
 // engine count from the "engines" series.
 // The matrix may be shared through the result cache, so renamed series
 // are copies with their own labels; the columns are shared, read-only.
-func (p *plan) split(m prom.Matrix, top []ranked) (prom.Matrix, map[string]groupInfo) {
+func (p topkPlan) split(m prom.Matrix, top []ranked) (prom.Matrix, map[string]groupInfo) {
 	want := map[string]bool{}
 	for _, r := range top {
 		want[p.key(r.instance, r.engine)] = true
@@ -158,7 +169,7 @@ func (p *plan) split(m prom.Matrix, top []ranked) (prom.Matrix, map[string]group
 			for name, v := range s.Labels {
 				renamed.Labels[name] = v
 			}
-			renamed.Labels[vllm.SignalTagLabel] = p.query.RankBy
+			renamed.Labels[vllm.SignalTagLabel] = p.o.RankBy
 			values = append(values, &renamed)
 		case "engines":
 			gi := info[k]
@@ -172,7 +183,7 @@ func (p *plan) split(m prom.Matrix, top []ranked) (prom.Matrix, map[string]group
 	return values, info
 }
 
-func (p *plan) key(instance, engine string) string {
+func (p topkPlan) key(instance, engine string) string {
 	if p.query.Grouping == models.GroupInstanceEngine {
 		return instance + "\x00" + engine
 	}
@@ -186,7 +197,7 @@ func joinModel(have, add string) string {
 	return have + ", " + add
 }
 
-func (p *plan) rows(top []ranked, info map[string]groupInfo) []frames.RankRow {
+func (p topkPlan) rows(top []ranked, info map[string]groupInfo) []frames.RankRow {
 	rows := make([]frames.RankRow, len(top))
 	for i, r := range top {
 		gi := info[p.key(r.instance, r.engine)]

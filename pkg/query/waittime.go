@@ -8,6 +8,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/inferops/vllm-datasource/pkg/frames"
+	"github.com/inferops/vllm-datasource/pkg/models"
 	"github.com/inferops/vllm-datasource/pkg/prom"
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
@@ -16,19 +17,19 @@ import (
 // wait) from one expression, on the recording rules where they answer it
 // exactly (rules.go), from their first evaluation on when the range starts
 // before it (rulemix.go).
-func (p *plan) waitTime(ctx context.Context) (data.Frames, error) {
-	key := vllm.FamilySignals[p.query.Family]
-	mix, ruleNotes := p.waitTimeExpr(ctx)
+func (p *plan) waitTime(ctx context.Context, o models.WaitTimeOptions) (data.Frames, error) {
+	key := vllm.FamilySignals[o.Family]
+	mix, ruleNotes := p.waitTimeExpr(ctx, o)
 	m, warn, err := p.mixRange(ctx, mix)
 	if err != nil {
 		return nil, err
 	}
 	m, roleNotes := p.roleSeries(m)
 	needs := []need{{key: key, tags: []string{"mean"}, without: "no quantile or mean can be computed"}}
-	if p.query.Live {
+	if o.Live {
 		needs = append(needs, need{key: vllm.Waiting, tags: []string{"live"}, without: "the live wait (waiting ÷ queue-time rate) is left out"})
 	}
-	notices := p.noticesFor(ruleNotes, warningNotices(warn), waitNotices(m, key, p.query.Live, p.lowestBound(ctx, key)), roleNotes,
+	notices := p.noticesFor(ruleNotes, warningNotices(warn), waitNotices(m, key, o.Live, p.lowestBound(ctx, key)), roleNotes,
 		p.signalNotices(ctx, tagsOf(m), needs, key))
 	return frames.TimeSeries(m, frames.SeriesOptions{Unit: string(vllm.UnitSeconds), Legend: p.query.Legend,
 		GroupLabels: p.builder.GroupLabels(p.query.Grouping), Executed: p.executed(mix.exprs()...), Notices: notices}), nil
@@ -62,4 +63,18 @@ func belowBucket(m prom.Matrix, lowest float64) string {
 		}
 	}
 	return ""
+}
+
+// waitTimeExpr is the waitTime plan: on recorded bucket rates when they
+// answer the question (exactly, or closely under the nearest policy), from
+// their first evaluation on when the range starts before it (rulemix.go),
+// with the notice that says so; raw otherwise.
+func (p *plan) waitTimeExpr(ctx context.Context, o models.WaitTimeOptions) (ruleMix, []data.Notice) {
+	raw := p.builder.WaitTime(o.Family, o.Quantiles, o.Live, p.query.Grouping, p.query.Filters, p.window)
+	u, ok := p.onRules(ctx, p.window)
+	if !ok {
+		return rawMix(raw), nil
+	}
+	rp, ok := p.builder.WaitTimeFromRules(u.rs.Prefix, o.Family, o.Quantiles, o.Live, p.query.Grouping, p.query.Filters, u.fit.Window)
+	return p.mixOne(ctx, u, ruleCandidate{raw: raw, rp: rp, ok: ok})
 }

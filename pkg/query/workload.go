@@ -7,6 +7,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/inferops/vllm-datasource/pkg/frames"
+	"github.com/inferops/vllm-datasource/pkg/models"
 	"github.com/inferops/vllm-datasource/pkg/prom"
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
@@ -19,9 +20,9 @@ var workloadUnits = map[string]string{
 
 // workload answers the workload query: length distributions as heatmaps,
 // or the token means, request rate and error shares as series.
-func (p *plan) workload(ctx context.Context) (data.Frames, error) {
-	if p.query.Heatmap() {
-		return p.lengths(ctx)
+func (p *plan) workload(ctx context.Context, o models.WorkloadOptions) (data.Frames, error) {
+	if o.Heatmap() {
+		return p.lengths(ctx, o)
 	}
 	sigs := p.builder.WorkloadSignals(p.query.Grouping, p.query.Filters, p.window)
 	m, warn, err := p.signals(ctx, sigs)
@@ -52,15 +53,15 @@ const minScrapesPerStep = 4
 
 // lengths answers a length distribution: requests finished per step in
 // each length bucket, per grouping, as heatmap-rows frames.
-func (p *plan) lengths(ctx context.Context) (data.Frames, error) {
-	key := vllm.WorkloadFamilies[p.query.View]
+func (p *plan) lengths(ctx context.Context, o models.WorkloadOptions) (data.Frames, error) {
+	key := vllm.WorkloadFamilies[o.View]
 	perStep := p.timeRange.Step >= minScrapesPerStep*p.exec.Settings.ScrapeInterval
 	expr := p.builder.LengthBuckets(key, p.query.Grouping, p.query.Filters, p.window, p.timeRange.Step, perStep)
 	m, warn, err := p.memo.rangeQuery(ctx, expr, p.rng())
 	if err != nil {
 		return nil, err
 	}
-	name := p.query.View + "_tokens"
+	name := o.View + "_tokens"
 	series := make(prom.Matrix, len(m))
 	for i, s := range m {
 		series[i] = tagged(s, name)
@@ -68,13 +69,13 @@ func (p *plan) lengths(ctx context.Context) (data.Frames, error) {
 	notices := p.noticesFor(warningNotices(warn))
 	notices = append(notices, data.Notice{Severity: data.NoticeSeverityInfo, Text: fmt.Sprintf(
 		"Each cell counts the requests that finished in the step (%s) with a %s length up to the bucket's bound and above the bound below it; +Inf holds those above the highest bound. Lengths are observed when a request finishes: client aborts are not counted.",
-		p.timeRange.Step, p.query.View)})
+		p.timeRange.Step, o.View)})
 	if !perStep {
 		notices = append(notices, data.Notice{Severity: data.NoticeSeverityInfo, Text: fmt.Sprintf(
 			"The step (%s) holds fewer than %d scrapes, so each count is the rate over %s times the step: an estimate smoothed over that window, not the step's exact count. A longer step (Min interval) gives exact counts per step.",
 			p.timeRange.Step, minScrapesPerStep, p.window)})
 	}
-	notices = append(notices, p.carrierNotices(ctx, key)...)
+	notices = append(notices, p.carrierNotices(ctx, key, o.View)...)
 	notices = append(notices, p.signalNotices(ctx, map[string]bool{name: len(m) > 0}, []need{
 		{key: key, tags: []string{name}, without: "no length distribution can be shown"},
 	})...)
@@ -87,7 +88,7 @@ func (p *plan) lengths(ctx context.Context) (data.Frames, error) {
 // max_model_len): summed across engines, those buckets count only the
 // engines that have them. Nothing when the store's bounds cannot be read
 // or a probe goes unanswered.
-func (p *plan) carrierNotices(ctx context.Context, key vllm.SignalKey) []data.Notice {
+func (p *plan) carrierNotices(ctx context.Context, key vllm.SignalKey, view string) []data.Notice {
 	if bs := p.bounds(ctx, key); bs.Default || bs.Empty() {
 		return nil
 	}
@@ -113,5 +114,5 @@ func (p *plan) carrierNotices(ctx context.Context, key vllm.SignalKey) []data.No
 	}
 	return []data.Notice{{Severity: data.NoticeSeverityWarning, Text: fmt.Sprintf(
 		"Some of the %g selected engines lack the %s length bounds %s (vLLM sizes these buckets by each engine's max_model_len): summed together, those buckets count only the engines that have them, and the bucket above takes the rest. Group by model, or filter to engines of one context length, to keep one bucket list per heatmap.",
-		n, p.query.View, partial.Text())}}
+		n, view, partial.Text())}}
 }
