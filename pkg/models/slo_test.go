@@ -19,7 +19,7 @@ func TestParseSLO(t *testing.T) {
 	tests := []struct {
 		name    string
 		js      string
-		want SLOOptions
+		want    SLOOptions
 		group   Grouping
 		wantErr string
 	}{
