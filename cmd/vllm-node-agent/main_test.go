@@ -17,7 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/inferops/vllm-datasource/pkg/agent"
+	"github.com/inferops/vllm-datasource/pkg/agentapi"
 )
 
 // TestMain lets a test run the real main() in a child process.
@@ -118,7 +118,7 @@ func TestRunSimulatedWithTokenFromEnv(t *testing.T) {
 	require.Equal(t, "ok\n", string(body))
 	code, body = getStatus(t, base+"/v1/gpus", "tok")
 	require.Equal(t, http.StatusOK, code)
-	var rep agent.Report
+	var rep agentapi.Report
 	require.NoError(t, json.Unmarshal(body, &rep))
 	require.Equal(t, "sim-1", rep.Node)
 	require.Len(t, rep.GPUs, 4)
@@ -187,7 +187,7 @@ func requireServesNVML(t *testing.T, listening string) {
 	require.Len(t, m, 2, listening)
 	code, body := getStatus(t, "http://"+m[1]+"/v1/gpus", "")
 	require.Equal(t, http.StatusOK, code, string(body))
-	var rep agent.Report
+	var rep agentapi.Report
 	require.NoError(t, json.Unmarshal(body, &rep))
 	require.NotEmpty(t, rep.GPUs, "an agent serving NVML without GPUs: %s", body)
 	for _, g := range rep.GPUs {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
-	"github.com/inferops/vllm-datasource/pkg/agent"
+	"github.com/inferops/vllm-datasource/pkg/agentapi"
 )
 
 // Labels of GPU series: the join keys with vLLM series are vllm_instance
@@ -28,27 +28,27 @@ const maxNotices = 10
 // gpuMetric is one numeric reading of a GPU, as a table column and a series.
 type gpuMetric struct {
 	signal, column, unit string
-	value                func(agent.GPU) *float64
+	value                func(agentapi.GPU) *float64
 }
 
 var gpuMetrics = []gpuMetric{
-	{"memory_used", "memory used", "bytes", func(g agent.GPU) *float64 { return g.MemoryUsedBytes }},
-	{"memory_total", "memory total", "bytes", func(g agent.GPU) *float64 { return g.MemoryTotalBytes }},
-	{"gpu_utilization", "gpu utilization", "percent", func(g agent.GPU) *float64 { return g.GPUUtilPercent }},
-	{"memory_utilization", "memory utilization", "percent", func(g agent.GPU) *float64 { return g.MemUtilPercent }},
-	{"temperature", "temperature", "celsius", func(g agent.GPU) *float64 { return g.TemperatureC }},
-	{"power", "power", "watt", func(g agent.GPU) *float64 { return g.PowerWatts }},
-	{"power_limit", "power limit", "watt", func(g agent.GPU) *float64 { return g.PowerLimitWatts }},
+	{"memory_used", "memory used", "bytes", func(g agentapi.GPU) *float64 { return g.MemoryUsedBytes }},
+	{"memory_total", "memory total", "bytes", func(g agentapi.GPU) *float64 { return g.MemoryTotalBytes }},
+	{"gpu_utilization", "gpu utilization", "percent", func(g agentapi.GPU) *float64 { return g.GPUUtilPercent }},
+	{"memory_utilization", "memory utilization", "percent", func(g agentapi.GPU) *float64 { return g.MemUtilPercent }},
+	{"temperature", "temperature", "celsius", func(g agentapi.GPU) *float64 { return g.TemperatureC }},
+	{"power", "power", "watt", func(g agentapi.GPU) *float64 { return g.PowerWatts }},
+	{"power_limit", "power limit", "watt", func(g agentapi.GPU) *float64 { return g.PowerLimitWatts }},
 }
 
 // gpuRow is one GPU with the node that reported it.
 type gpuRow struct {
 	node string
-	gpu  agent.GPU
+	gpu  agentapi.GPU
 }
 
 // gpuRows flattens reports, ordered by node then GPU index.
-func gpuRows(reports []agent.AgentReport) []gpuRow {
+func gpuRows(reports []agentapi.AgentReport) []gpuRow {
 	var rows []gpuRow
 	for _, r := range reports {
 		for _, g := range r.Report.GPUs {
@@ -67,7 +67,7 @@ func gpuRows(reports []agent.AgentReport) []gpuRow {
 // GPUTable builds one table frame, a row per GPU: node, gpu, uuid, name,
 // the readings (null where unknown) with their units, vllm instance, model
 // and error. notices go on the frame.
-func GPUTable(reports []agent.AgentReport, notices []data.Notice) *data.Frame {
+func GPUTable(reports []agentapi.AgentReport, notices []data.Notice) *data.Frame {
 	rows := gpuRows(reports)
 	n := len(rows)
 	node, uuid, name := make([]string, n), make([]string, n), make([]string, n)
@@ -105,7 +105,7 @@ func metricColumn(m gpuMetric, rows []gpuRow) *data.Field {
 // mapped, vllm_instance and model_name, plus signal (the reading) so every
 // series is unique. Unknown readings have no frame. An empty result is one
 // empty frame; notices go on frame 0.
-func GPUSeries(reports []agent.AgentReport, at time.Time, notices []data.Notice) data.Frames {
+func GPUSeries(reports []agentapi.AgentReport, at time.Time, notices []data.Notice) data.Frames {
 	var frames data.Frames
 	for _, r := range gpuRows(reports) {
 		for _, m := range gpuMetrics {
@@ -139,7 +139,7 @@ func gpuSeriesFrame(r gpuRow, m gpuMetric, v float64, at time.Time) *data.Frame 
 // GPUNotices warns about every agent that did not answer, naming it and
 // why, and about every GPU an agent could only partly read: at most ten of
 // each, then a count of the rest.
-func GPUNotices(res agent.Result) []data.Notice {
+func GPUNotices(res agentapi.Result) []data.Notice {
 	agents := make([]string, len(res.Errors))
 	for i, e := range res.Errors {
 		agents[i] = e.Error()
@@ -168,7 +168,7 @@ func warnings(texts []string, more string) []data.Notice {
 
 // GPUByInstance sums each vLLM instance's GPUs for the top-k table: memory
 // used and total, and the mean utilisation of the GPUs that reported one.
-func GPUByInstance(reports []agent.AgentReport) map[string]GPUSummary {
+func GPUByInstance(reports []agentapi.AgentReport) map[string]GPUSummary {
 	out := map[string]GPUSummary{}
 	utilN := map[string]int{}
 	for _, r := range gpuRows(reports) {

@@ -12,7 +12,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/experimental"
 	"github.com/stretchr/testify/require"
 
-	"github.com/inferops/vllm-datasource/pkg/agent"
+	"github.com/inferops/vllm-datasource/pkg/agentapi"
 	"github.com/inferops/vllm-datasource/pkg/frames"
 )
 
@@ -33,17 +33,17 @@ var fetchedAt = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
 // gpuReports are two nodes as agents report them, listed out of order: node
 // b has a mapped and an idle GPU, node a a mapped GPU and a degraded one.
-func gpuReports() []agent.AgentReport {
-	f := agent.Float
-	return []agent.AgentReport{
-		{URL: "http://b:9400", Report: agent.Report{Node: "node-b", GPUs: []agent.GPU{
+func gpuReports() []agentapi.AgentReport {
+	f := agentapi.Float
+	return []agentapi.AgentReport{
+		{URL: "http://b:9400", Report: agentapi.Report{Node: "node-b", GPUs: []agentapi.GPU{
 			{Index: 1, UUID: "GPU-b1", Name: "NVIDIA H100 80GB HBM3", MemoryUsedBytes: f(1 << 29), MemoryTotalBytes: f(85520809984),
-				GPUUtilPercent: f(0), MemUtilPercent: f(0), TemperatureC: f(30), PowerWatts: f(70), PowerLimitWatts: f(700), Processes: []agent.Process{}},
+				GPUUtilPercent: f(0), MemUtilPercent: f(0), TemperatureC: f(30), PowerWatts: f(70), PowerLimitWatts: f(700), Processes: []agentapi.Process{}},
 			{Index: 0, UUID: "GPU-b0", Name: "NVIDIA H100 80GB HBM3", MemoryUsedBytes: f(76e9), MemoryTotalBytes: f(85520809984),
 				GPUUtilPercent: f(93), MemUtilPercent: f(56), TemperatureC: f(72), PowerWatts: f(611.5), PowerLimitWatts: f(700),
 				VLLMInstance: "node-b:8000", Model: "meta-llama/Llama-3.1-8B-Instruct"},
 		}}},
-		{URL: "http://a:9400", Report: agent.Report{Node: "node-a", GPUs: []agent.GPU{
+		{URL: "http://a:9400", Report: agentapi.Report{Node: "node-a", GPUs: []agentapi.GPU{
 			{Index: 0, UUID: "GPU-a0", Name: "NVIDIA H200 141GB HBM3e", MemoryUsedBytes: f(128849018880), MemoryTotalBytes: f(151397597184),
 				GPUUtilPercent: f(97), MemUtilPercent: f(61), TemperatureC: f(71), PowerWatts: f(612.25), PowerLimitWatts: f(700),
 				VLLMInstance: "node-a:8001", Model: "Qwen/Qwen2.5-7B-Instruct"},
@@ -53,15 +53,15 @@ func gpuReports() []agent.AgentReport {
 	}
 }
 
-func failedAgents() []*agent.AgentError {
-	return []*agent.AgentError{
+func failedAgents() []*agentapi.AgentError {
+	return []*agentapi.AgentError{
 		{URL: "http://c:9400", Err: errors.New("dial tcp 10.0.0.3:9400: connect: connection refused")},
 		{URL: "http://d:9400", Err: fmt.Errorf("no answer within 2s: %w", errors.New("context deadline exceeded"))},
 	}
 }
 
 func TestGPUNotices(t *testing.T) {
-	got := frames.GPUNotices(agent.Result{Reports: gpuReports(), Errors: failedAgents()})
+	got := frames.GPUNotices(agentapi.Result{Reports: gpuReports(), Errors: failedAgents()})
 	require.Equal(t, []data.Notice{
 		{Severity: data.NoticeSeverityWarning, Text: "node agent http://c:9400: dial tcp 10.0.0.3:9400: connect: connection refused"},
 		{Severity: data.NoticeSeverityWarning, Text: "node agent http://d:9400: no answer within 2s: context deadline exceeded"},
@@ -70,21 +70,21 @@ func TestGPUNotices(t *testing.T) {
 }
 
 func TestGPUNoticesAreBounded(t *testing.T) {
-	var errs []*agent.AgentError
+	var errs []*agentapi.AgentError
 	for i := range 25 {
-		errs = append(errs, &agent.AgentError{URL: fmt.Sprintf("http://n%d:9400", i), Err: errors.New("connection refused")})
+		errs = append(errs, &agentapi.AgentError{URL: fmt.Sprintf("http://n%d:9400", i), Err: errors.New("connection refused")})
 	}
-	got := frames.GPUNotices(agent.Result{Errors: errs})
+	got := frames.GPUNotices(agentapi.Result{Errors: errs})
 	require.Len(t, got, 11)
 	require.Equal(t, "node agent http://n9:9400: connection refused", got[9].Text)
 	require.Equal(t, "15 more node agents did not answer", got[10].Text)
 }
 
 func TestGPUTableGolden(t *testing.T) {
-	notices := frames.GPUNotices(agent.Result{Reports: gpuReports(), Errors: failedAgents()})
+	notices := frames.GPUNotices(agentapi.Result{Reports: gpuReports(), Errors: failedAgents()})
 	tests := []struct {
 		name    string
-		reports []agent.AgentReport
+		reports []agentapi.AgentReport
 		notices []data.Notice
 	}{
 		{"gpu-table", gpuReports(), notices},
@@ -99,10 +99,10 @@ func TestGPUTableGolden(t *testing.T) {
 }
 
 func TestGPUSeriesGolden(t *testing.T) {
-	notices := frames.GPUNotices(agent.Result{Reports: gpuReports(), Errors: failedAgents()})
+	notices := frames.GPUNotices(agentapi.Result{Reports: gpuReports(), Errors: failedAgents()})
 	tests := []struct {
 		name    string
-		reports []agent.AgentReport
+		reports []agentapi.AgentReport
 		notices []data.Notice
 	}{
 		{"gpu-series", gpuReports(), notices},

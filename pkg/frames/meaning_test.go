@@ -9,7 +9,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/stretchr/testify/require"
 
-	"github.com/inferops/vllm-datasource/pkg/agent"
+	"github.com/inferops/vllm-datasource/pkg/agentapi"
 	"github.com/inferops/vllm-datasource/pkg/prom"
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
@@ -50,15 +50,15 @@ func TestAnnotations(t *testing.T) {
 // TestGPUByInstance: an instance's GPUs add up their memory, and its
 // utilisation is the mean over the GPUs that reported one.
 func TestGPUByInstance(t *testing.T) {
-	reports := []agent.AgentReport{
-		{Report: agent.Report{Node: "n2", GPUs: []agent.GPU{
-			{Index: 0, VLLMInstance: "a", MemoryUsedBytes: agent.Float(10), MemoryTotalBytes: agent.Float(80), GPUUtilPercent: agent.Float(90)},
-			{Index: 1, VLLMInstance: "a", MemoryUsedBytes: agent.Float(30), MemoryTotalBytes: agent.Float(80), GPUUtilPercent: agent.Float(30)},
-			{Index: 2, VLLMInstance: "a", MemoryUsedBytes: agent.Float(5)},
-			{Index: 3, MemoryUsedBytes: agent.Float(1)},
+	reports := []agentapi.AgentReport{
+		{Report: agentapi.Report{Node: "n2", GPUs: []agentapi.GPU{
+			{Index: 0, VLLMInstance: "a", MemoryUsedBytes: agentapi.Float(10), MemoryTotalBytes: agentapi.Float(80), GPUUtilPercent: agentapi.Float(90)},
+			{Index: 1, VLLMInstance: "a", MemoryUsedBytes: agentapi.Float(30), MemoryTotalBytes: agentapi.Float(80), GPUUtilPercent: agentapi.Float(30)},
+			{Index: 2, VLLMInstance: "a", MemoryUsedBytes: agentapi.Float(5)},
+			{Index: 3, MemoryUsedBytes: agentapi.Float(1)},
 		}}},
-		{Report: agent.Report{Node: "n1", GPUs: []agent.GPU{
-			{Index: 0, VLLMInstance: "b", GPUUtilPercent: agent.Float(12)},
+		{Report: agentapi.Report{Node: "n1", GPUs: []agentapi.GPU{
+			{Index: 0, VLLMInstance: "b", GPUUtilPercent: agentapi.Float(12)},
 		}}},
 	}
 	got := GPUByInstance(reports)

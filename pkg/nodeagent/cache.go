@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/inferops/vllm-datasource/pkg/agent"
+	"github.com/inferops/vllm-datasource/pkg/agentapi"
 )
 
 // DefaultCacheTTL is how long one reading of the GPUs is served.
@@ -24,7 +24,7 @@ type Cached struct {
 	now func() time.Time
 
 	mu       sync.Mutex
-	gpus     []agent.GPU
+	gpus     []agentapi.GPU
 	err      error
 	at       time.Time
 	valid    bool
@@ -33,7 +33,7 @@ type Cached struct {
 
 type flight struct {
 	done chan struct{}
-	gpus []agent.GPU
+	gpus []agentapi.GPU
 	err  error
 }
 
@@ -44,7 +44,7 @@ func NewCached(src Source, ttl time.Duration) *Cached {
 }
 
 // GPUs implements Source. Callers must not modify the returned slice.
-func (c *Cached) GPUs(ctx context.Context) ([]agent.GPU, error) {
+func (c *Cached) GPUs(ctx context.Context) ([]agentapi.GPU, error) {
 	c.mu.Lock()
 	if c.valid && c.now().Sub(c.at) < c.ttl {
 		gpus, err := c.gpus, c.err

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/inferops/vllm-datasource/pkg/agent"
+	"github.com/inferops/vllm-datasource/pkg/agentapi"
 )
 
 // countingSource counts calls and blocks each one until release is closed.
@@ -20,17 +20,17 @@ type countingSource struct {
 	err     error
 }
 
-func (s *countingSource) GPUs(context.Context) ([]agent.GPU, error) {
+func (s *countingSource) GPUs(context.Context) ([]agentapi.GPU, error) {
 	n := s.calls.Add(1)
 	<-s.release
-	return []agent.GPU{{Index: int(n)}}, s.err
+	return []agentapi.GPU{{Index: int(n)}}, s.err
 }
 
 func TestCachedBurstHitsSourceOnce(t *testing.T) {
 	src := &countingSource{release: make(chan struct{})}
 	c := NewCached(src, time.Minute)
 	var wg sync.WaitGroup
-	results := make([][]agent.GPU, 50)
+	results := make([][]agentapi.GPU, 50)
 	for i := range results {
 		wg.Go(func() {
 			gpus, err := c.GPUs(context.Background())
@@ -43,7 +43,7 @@ func TestCachedBurstHitsSourceOnce(t *testing.T) {
 	wg.Wait()
 	require.Equal(t, int32(1), src.calls.Load())
 	for _, r := range results {
-		require.Equal(t, []agent.GPU{{Index: 1}}, r)
+		require.Equal(t, []agentapi.GPU{{Index: 1}}, r)
 	}
 }
 

@@ -3,7 +3,7 @@ package nodeagent
 import (
 	"context"
 
-	"github.com/inferops/vllm-datasource/pkg/agent"
+	"github.com/inferops/vllm-datasource/pkg/agentapi"
 )
 
 // Mapper finds the vLLM server that owns a process.
@@ -16,7 +16,7 @@ type Mapper interface {
 // most memory on it. Processes the source already mapped are kept as they
 // are; processes that are not vLLM (or are gone) stay unmapped.
 func WithProcMapping(src Source, m Mapper) Source {
-	return SourceFunc(func(ctx context.Context) ([]agent.GPU, error) {
+	return SourceFunc(func(ctx context.Context) ([]agentapi.GPU, error) {
 		gpus, err := src.GPUs(ctx)
 		if err != nil {
 			return nil, err
@@ -30,7 +30,7 @@ func WithProcMapping(src Source, m Mapper) Source {
 	})
 }
 
-func mapProcesses(procs []agent.Process, m Mapper, seen map[int]Owner) {
+func mapProcesses(procs []agentapi.Process, m Mapper, seen map[int]Owner) {
 	for i := range procs {
 		p := &procs[i]
 		if p.VLLMInstance != "" {
@@ -48,7 +48,7 @@ func mapProcesses(procs []agent.Process, m Mapper, seen map[int]Owner) {
 // Summarize sets a GPU's VLLMInstance and Model from its processes: the
 // server whose processes use the most memory on it (ties go to the
 // instance that sorts first). It leaves a GPU that already names one alone.
-func Summarize(g *agent.GPU) {
+func Summarize(g *agentapi.GPU) {
 	if g.VLLMInstance != "" {
 		return
 	}

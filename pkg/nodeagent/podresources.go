@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 
-	"github.com/inferops/vllm-datasource/pkg/agent"
+	"github.com/inferops/vllm-datasource/pkg/agentapi"
 )
 
 // DefaultPodResourcesSocket is the kubelet's pod-resources socket, as
@@ -79,7 +79,7 @@ func isNvidiaGPU(resource string) bool {
 func WithPodMapping(src Source, p interface {
 	Allocations(context.Context) (map[string]Allocation, error)
 }) Source {
-	return SourceFunc(func(ctx context.Context) ([]agent.GPU, error) {
+	return SourceFunc(func(ctx context.Context) ([]agentapi.GPU, error) {
 		gpus, err := src.GPUs(ctx)
 		if err != nil {
 			return nil, err

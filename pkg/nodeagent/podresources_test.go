@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 
-	"github.com/inferops/vllm-datasource/pkg/agent"
+	"github.com/inferops/vllm-datasource/pkg/agentapi"
 )
 
 // kubelet is a pod-resources server as the kubelet serves it: List over
@@ -64,9 +64,9 @@ func TestPodMapping(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = pr.Close() })
 
-	gpus := []agent.GPU{{Index: 0, UUID: "GPU-a"}, {Index: 1, UUID: "GPU-b"}, {Index: 2, UUID: "MIG-c"}, {Index: 3, UUID: "GPU-d"}}
-	src := WithPodMapping(SourceFunc(func(context.Context) ([]agent.GPU, error) {
-		return append([]agent.GPU(nil), gpus...), nil
+	gpus := []agentapi.GPU{{Index: 0, UUID: "GPU-a"}, {Index: 1, UUID: "GPU-b"}, {Index: 2, UUID: "MIG-c"}, {Index: 3, UUID: "GPU-d"}}
+	src := WithPodMapping(SourceFunc(func(context.Context) ([]agentapi.GPU, error) {
+		return append([]agentapi.GPU(nil), gpus...), nil
 	}), pr)
 	got, err := src.GPUs(context.Background())
 	require.NoError(t, err)

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/inferops/vllm-datasource/pkg/agent"
+	"github.com/inferops/vllm-datasource/pkg/agentapi"
 )
 
 // DefaultListen is where the agent listens unless told otherwise: loopback
@@ -50,7 +50,7 @@ func NewHandler(cfg Config) http.Handler {
 	}
 	h := &handler{cfg: cfg, token: tokenDigest(cfg.Token)}
 	mux := http.NewServeMux()
-	mux.Handle("GET "+agent.GPUsPath, h.authorized(http.HandlerFunc(h.gpus)))
+	mux.Handle("GET "+agentapi.GPUsPath, h.authorized(http.HandlerFunc(h.gpus)))
 	mux.Handle("GET /metrics", h.authorized(http.HandlerFunc(h.metrics)))
 	mux.HandleFunc("GET /healthz", healthz)
 	return h.delayed(mux)
@@ -132,10 +132,10 @@ func (h *handler) gpus(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if gpus == nil {
-		gpus = []agent.GPU{}
+		gpus = []agentapi.GPU{}
 	}
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(agent.Report{Node: h.cfg.Node, GPUs: gpus}); err != nil {
+	if err := json.NewEncoder(&buf).Encode(agentapi.Report{Node: h.cfg.Node, GPUs: gpus}); err != nil {
 		h.fail(w, r, http.StatusInternalServerError, err)
 		return
 	}
@@ -159,7 +159,7 @@ func (h *handler) metrics(w http.ResponseWriter, r *http.Request) {
 }
 
 // read gets the GPUs, answering 503 itself when they cannot be read.
-func (h *handler) read(w http.ResponseWriter, r *http.Request) ([]agent.GPU, bool) {
+func (h *handler) read(w http.ResponseWriter, r *http.Request) ([]agentapi.GPU, bool) {
 	gpus, err := h.cfg.Source.GPUs(r.Context())
 	if err != nil {
 		h.fail(w, r, http.StatusServiceUnavailable, err)

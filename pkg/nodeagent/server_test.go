@@ -12,22 +12,22 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/inferops/vllm-datasource/pkg/agent"
+	"github.com/inferops/vllm-datasource/pkg/agentapi"
 )
 
-func twoGPUs() []agent.GPU {
-	return []agent.GPU{
-		{Index: 0, UUID: "GPU-0", Name: "H", MemoryUsedBytes: agent.Float(1 << 30), MemoryTotalBytes: agent.Float(2 << 30),
-			GPUUtilPercent: agent.Float(50), MemUtilPercent: agent.Float(25), TemperatureC: agent.Float(60),
-			PowerWatts: agent.Float(300.5), PowerLimitWatts: agent.Float(700),
-			Processes:    []agent.Process{{PID: 7, UsedMemoryBytes: agent.Float(1 << 30), VLLMInstance: "n:8000", Model: "m"}},
+func twoGPUs() []agentapi.GPU {
+	return []agentapi.GPU{
+		{Index: 0, UUID: "GPU-0", Name: "H", MemoryUsedBytes: agentapi.Float(1 << 30), MemoryTotalBytes: agentapi.Float(2 << 30),
+			GPUUtilPercent: agentapi.Float(50), MemUtilPercent: agentapi.Float(25), TemperatureC: agentapi.Float(60),
+			PowerWatts: agentapi.Float(300.5), PowerLimitWatts: agentapi.Float(700),
+			Processes:    []agentapi.Process{{PID: 7, UsedMemoryBytes: agentapi.Float(1 << 30), VLLMInstance: "n:8000", Model: "m"}},
 			VLLMInstance: "n:8000", Model: "m"},
-		{Index: 1, UUID: "GPU-1", Name: "H", MemoryTotalBytes: agent.Float(2 << 30), Processes: []agent.Process{}, Error: "memory: ERROR_GPU_IS_LOST"},
+		{Index: 1, UUID: "GPU-1", Name: "H", MemoryTotalBytes: agentapi.Float(2 << 30), Processes: []agentapi.Process{}, Error: "memory: ERROR_GPU_IS_LOST"},
 	}
 }
 
-func staticSource(gpus []agent.GPU, err error) Source {
-	return SourceFunc(func(context.Context) ([]agent.GPU, error) { return gpus, err })
+func staticSource(gpus []agentapi.GPU, err error) Source {
+	return SourceFunc(func(context.Context) ([]agentapi.GPU, error) { return gpus, err })
 }
 
 func do(t *testing.T, h http.Handler, method, path, auth string) (int, http.Header, string) {

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/inferops/vllm-datasource/pkg/agent"
+	"github.com/inferops/vllm-datasource/pkg/agentapi"
 )
 
 // Simulated GPUs are H100 SXM 80GB-like.
@@ -86,9 +86,9 @@ type load struct {
 }
 
 // GPUs implements Source.
-func (s *Simulated) GPUs(ctx context.Context) ([]agent.GPU, error) {
+func (s *Simulated) GPUs(ctx context.Context) ([]agentapi.GPU, error) {
 	loads := s.loads(ctx)
-	gpus := make([]agent.GPU, s.cfg.GPUs)
+	gpus := make([]agentapi.GPU, s.cfg.GPUs)
 	for i := range gpus {
 		gpus[i] = s.gpu(i, loads[i])
 	}
@@ -114,7 +114,7 @@ func (s *Simulated) loads(ctx context.Context) []load {
 }
 
 // gpu turns a load into H100-like readings.
-func (s *Simulated) gpu(i int, l load) agent.GPU {
+func (s *Simulated) gpu(i int, l load) agentapi.GPU {
 	util := 0.0
 	if l.running > 0 {
 		util = math.Round(100 * (1 - math.Exp(-l.running/simSaturationReqs)))
@@ -123,22 +123,22 @@ func (s *Simulated) gpu(i int, l load) agent.GPU {
 	if l.instance != "" {
 		used = mib(simMemoryTotal * (simWeightsShare + simKVShare*clamp01(l.kv)))
 	}
-	g := agent.GPU{
+	g := agentapi.GPU{
 		Index:            i,
 		UUID:             simUUID(s.cfg.Node, i),
 		Name:             SimGPUName,
-		MemoryUsedBytes:  agent.Float(used),
-		MemoryTotalBytes: agent.Float(simMemoryTotal),
-		GPUUtilPercent:   agent.Float(util),
-		MemUtilPercent:   agent.Float(math.Round(0.6 * util)),
-		TemperatureC:     agent.Float(math.Round(simIdleTemp + 45*util/100)),
-		PowerWatts:       agent.Float(math.Round(simIdlePower + (simPowerLimit-simIdlePower)*0.9*util/100)),
-		PowerLimitWatts:  agent.Float(simPowerLimit),
-		Processes:        []agent.Process{},
+		MemoryUsedBytes:  agentapi.Float(used),
+		MemoryTotalBytes: agentapi.Float(simMemoryTotal),
+		GPUUtilPercent:   agentapi.Float(util),
+		MemUtilPercent:   agentapi.Float(math.Round(0.6 * util)),
+		TemperatureC:     agentapi.Float(math.Round(simIdleTemp + 45*util/100)),
+		PowerWatts:       agentapi.Float(math.Round(simIdlePower + (simPowerLimit-simIdlePower)*0.9*util/100)),
+		PowerLimitWatts:  agentapi.Float(simPowerLimit),
+		Processes:        []agentapi.Process{},
 		Error:            l.err,
 	}
 	if l.instance != "" {
-		g.Processes = append(g.Processes, agent.Process{PID: simBasePID + i, UsedMemoryBytes: agent.Float(used - simIdleMemory), VLLMInstance: l.instance, Model: l.model})
+		g.Processes = append(g.Processes, agentapi.Process{PID: simBasePID + i, UsedMemoryBytes: agentapi.Float(used - simIdleMemory), VLLMInstance: l.instance, Model: l.model})
 		g.VLLMInstance, g.Model = l.instance, l.model
 	}
 	return g

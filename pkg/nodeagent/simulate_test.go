@@ -13,7 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/inferops/vllm-datasource/pkg/agent"
+	"github.com/inferops/vllm-datasource/pkg/agentapi"
 	"github.com/inferops/vllm-datasource/pkg/sim"
 )
 
@@ -48,12 +48,12 @@ func TestSimulatedUnfollowed(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, gpus, 2)
 	used := math.Floor(81559*(0.2+0.7*(0.35+0.25*math.Sin(-0.5)))) * (1 << 20)
-	require.Equal(t, agent.GPU{
+	require.Equal(t, agentapi.GPU{
 		Index: 0, UUID: simUUID("sim-node", 0), Name: "NVIDIA H100 80GB HBM3",
-		MemoryUsedBytes: agent.Float(used), MemoryTotalBytes: agent.Float(85520809984),
-		GPUUtilPercent: agent.Float(78), MemUtilPercent: agent.Float(47), TemperatureC: agent.Float(65),
-		PowerWatts: agent.Float(512), PowerLimitWatts: agent.Float(700),
-		Processes:    []agent.Process{{PID: 10000, UsedMemoryBytes: agent.Float(used - 512<<20), VLLMInstance: "sim-node:8000", Model: "meta-llama/Llama-3.1-8B-Instruct"}},
+		MemoryUsedBytes: agentapi.Float(used), MemoryTotalBytes: agentapi.Float(85520809984),
+		GPUUtilPercent: agentapi.Float(78), MemUtilPercent: agentapi.Float(47), TemperatureC: agentapi.Float(65),
+		PowerWatts: agentapi.Float(512), PowerLimitWatts: agentapi.Float(700),
+		Processes:    []agentapi.Process{{PID: 10000, UsedMemoryBytes: agentapi.Float(used - 512<<20), VLLMInstance: "sim-node:8000", Model: "meta-llama/Llama-3.1-8B-Instruct"}},
 		VLLMInstance: "sim-node:8000", Model: "meta-llama/Llama-3.1-8B-Instruct",
 	}, gpus[0])
 	require.Equal(t, "sim-node:8001", gpus[1].VLLMInstance)
@@ -137,7 +137,7 @@ func TestSimulatedFollow(t *testing.T) {
 		util, usedMiB float64
 		err           string
 	}
-	summary := func(gpus []agent.GPU) []row {
+	summary := func(gpus []agentapi.GPU) []row {
 		out := make([]row, len(gpus))
 		for i, g := range gpus {
 			out[i] = row{g.VLLMInstance, g.Model, *g.GPUUtilPercent, *g.MemoryUsedBytes / (1 << 20), g.Error}

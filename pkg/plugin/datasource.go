@@ -13,7 +13,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend/httpclient"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/instancemgmt"
 
-	"github.com/inferops/vllm-datasource/pkg/agent"
+	"github.com/inferops/vllm-datasource/pkg/agentapi"
 	"github.com/inferops/vllm-datasource/pkg/health"
 	"github.com/inferops/vllm-datasource/pkg/models"
 	"github.com/inferops/vllm-datasource/pkg/prom"
@@ -37,7 +37,7 @@ type Datasource struct {
 	// "Save & test" and every query can show which field is wrong.
 	settingsErr error
 	prom        *prom.Client
-	agents      *agent.Client
+	agents      *agentapi.Client
 	// forwarding is what of the signed-in user's identity goes on to
 	// Prometheus; scopes keeps each forwarded identity's caches apart.
 	forwarding prom.Forwarding
@@ -68,7 +68,7 @@ func NewDatasource(ctx context.Context, s backend.DataSourceInstanceSettings) (i
 	if ds.settingsErr != nil {
 		return ds, nil
 	}
-	ds.agents, ds.settingsErr = agent.NewClient(agent.Options{Timeout: ds.settings.Agents.Timeout, Token: ds.settings.Agents.Token})
+	ds.agents, ds.settingsErr = agentapi.NewClient(agentapi.Options{Timeout: ds.settings.Agents.Timeout, Token: ds.settings.Agents.Token})
 	if ds.settingsErr != nil {
 		ds.agents = nil
 		return ds, nil

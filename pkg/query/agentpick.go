@@ -5,7 +5,7 @@ import (
 	"net"
 	"net/url"
 
-	"github.com/inferops/vllm-datasource/pkg/agent"
+	"github.com/inferops/vllm-datasource/pkg/agentapi"
 )
 
 // fetchFor asks the agents the wanted vLLM instances need: on bare metal the
@@ -16,7 +16,7 @@ import (
 // rows then asks about 5 agents instead of the whole fleet, and the answer
 // is the same as asking every agent. With no instances given, or when the
 // hosts tell nothing apart, every agent is asked at once.
-func fetchFor(ctx context.Context, a Agents, urls, instances []string) agent.Result {
+func fetchFor(ctx context.Context, a Agents, urls, instances []string) agentapi.Result {
 	first, rest := splitByHost(urls, instances)
 	if len(instances) == 0 || len(first) == 0 || len(rest) == 0 {
 		return a.Fetch(ctx, urls)
@@ -54,7 +54,7 @@ func splitByHost(urls, instances []string) (first, rest []string) {
 }
 
 // unreported lists the instances no report has a GPU for.
-func unreported(res agent.Result, instances []string) []string {
+func unreported(res agentapi.Result, instances []string) []string {
 	seen := map[string]bool{}
 	for _, r := range res.Reports {
 		for _, g := range r.Report.GPUs {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/inferops/vllm-datasource/pkg/agent"
+	"github.com/inferops/vllm-datasource/pkg/agentapi"
 )
 
 // hostAgents plays node agents that each report the vLLM servers on their
@@ -23,18 +23,18 @@ type hostAgents struct {
 	serves map[string][]string
 }
 
-func (h *hostAgents) Fetch(_ context.Context, urls []string) agent.Result {
+func (h *hostAgents) Fetch(_ context.Context, urls []string) agentapi.Result {
 	h.mu.Lock()
 	h.asked = append(h.asked, urls...)
 	h.mu.Unlock()
-	res := agent.Result{Time: time.Now()}
+	res := agentapi.Result{Time: time.Now()}
 	for _, raw := range urls {
 		u, _ := url.Parse(raw)
-		var gpus []agent.GPU
+		var gpus []agentapi.GPU
 		for i, in := range h.serves[u.Hostname()] {
-			gpus = append(gpus, agent.GPU{Index: i, VLLMInstance: in})
+			gpus = append(gpus, agentapi.GPU{Index: i, VLLMInstance: in})
 		}
-		res.Reports = append(res.Reports, agent.AgentReport{URL: raw, Report: agent.Report{Node: u.Hostname(), GPUs: gpus}})
+		res.Reports = append(res.Reports, agentapi.AgentReport{URL: raw, Report: agentapi.Report{Node: u.Hostname(), GPUs: gpus}})
 	}
 	return res
 }

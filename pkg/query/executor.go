@@ -144,7 +144,8 @@ func (e *Executor) plan(ctx context.Context, dq backend.DataQuery, m *memo, aler
 	}
 	b := vllm.ForSettings(s)
 	b.Detected, b.Resolution = det.Get(ctx), promDuration(max(e.Settings.ScrapeInterval, time.Second))
-	p := &plan{exec: e, query: q, timeRange: iv, memo: m, alert: alert, window: promDuration(iv.RateInterval), builder: b, det: det}
+	p := &plan{exec: e, query: q, timeRange: iv, memo: m, alert: alert, window: promDuration(iv.RateInterval), builder: b, det: det,
+		settings: resolveSettings(s)}
 	if iv.Clamped {
 		p.notices = []data.Notice{{Severity: data.NoticeSeverityInfo,
 			Text: fmt.Sprintf("Step raised to %s so no series has more than 11,000 points over this time range.", iv.Step)}}

@@ -15,6 +15,9 @@ import (
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
+// The fleet type: its handler, each engine's state and score, its plan on
+// the recording rules (fleetOnRules) and its GPU columns.
+
 // Fleet states.
 const (
 	StateUp      = "up"
@@ -43,7 +46,7 @@ var fleetChecked = []string{vllm.FleetWaiting, vllm.FleetKVUsage, vllm.FleetPree
 // engine, scored and sorted worst first.
 func (p *plan) fleet(ctx context.Context, _ models.FleetOptions) (data.Frames, error) {
 	lookback := promDuration(max(p.timeRange.End.Sub(p.timeRange.Start), p.timeRange.Step).Round(time.Second) + p.timeRange.RateInterval)
-	sigs := append(p.builder.FleetSignals(p.query.Filters, p.window, lookback), p.builder.FleetStallSignals(p.query.Filters, p.stallWindow())...)
+	sigs := append(p.builder.FleetSignals(p.query.Filters, p.window, lookback), p.builder.FleetStallSignals(p.query.Filters, p.settings.stallWindow)...)
 	sigs = append(sigs, p.builder.FleetRoleSignal(p.query.Filters))
 	sigs, ruleNotes := p.fleetOnRules(ctx, sigs)
 	vecs, warn, err := p.instants(ctx, sigs)
@@ -61,7 +64,7 @@ func (p *plan) fleet(ctx context.Context, _ models.FleetOptions) (data.Frames, e
 		{key: vllm.Preemptions, tags: []string{vllm.FleetPreemptions}, without: "the preemption column is empty"},
 		{key: vllm.QueueTime, tags: []string{vllm.FleetQueueP99}, without: "the queue-time column is empty"},
 	}, vllm.KVUsage)
-	gpuNotices := p.fleetGPUs(ctx, rows)
+	gpuNotices := attachGPUs(ctx, p, rows, func(r *frames.FleetRow) (string, **frames.GPUSummary) { return r.Instance, &r.GPU })
 	return data.Frames{frames.FleetTable(rows, p.executed(exprsOf(sigs)...), p.noticesFor(ruleNotes, warningNotices(warn), missing, gpuNotices))}, nil
 }
 
@@ -159,7 +162,7 @@ func (p *plan) engineState(k engineKey, values map[string]map[engineKey]float64,
 		return StateDown, ""
 	}
 	last, ok := values[vllm.FleetLastSample][k]
-	staleAfter := 3 * max(p.exec.Settings.ScrapeInterval, time.Second)
+	staleAfter := 3 * max(p.settings.scrape, time.Second)
 	if !ok || p.timeRange.End.Sub(time.Unix(0, int64(last*1e9))) > staleAfter {
 		return StateStale, ""
 	}
@@ -234,31 +237,6 @@ func fleetScore(r frames.FleetRow) float64 {
 	s += 10 * v(r.KVUsage)
 	s += math.Min(v(r.QueueP99), 100)
 	return math.Round(s*1000) / 1000
-}
-
-// stallWindow is the data source's stall window; settings built in code
-// (not loaded) get the default.
-func (p *plan) stallWindow() time.Duration {
-	if w := p.exec.Settings.StallWindow; w > 0 {
-		return w
-	}
-	return max(models.DefaultStallWindow, 2*p.exec.Settings.ScrapeInterval)
-}
-
-// fleetGPUs gives each engine its instance's GPUs, where node agents or
-// dcgm-exporter report them, and says what kept them out.
-func (p *plan) fleetGPUs(ctx context.Context, rows []frames.FleetRow) []data.Notice {
-	instances := make([]string, len(rows))
-	for i, r := range rows {
-		instances[i] = r.Instance
-	}
-	gpus, notices := p.gpuSummaries(ctx, instances)
-	for i := range rows {
-		if g, ok := gpus[rows[i].Instance]; ok {
-			rows[i].GPU = &g
-		}
-	}
-	return notices
 }
 
 // fleetOnRules replaces the fleet table's per-engine signals that the rules

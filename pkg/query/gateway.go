@@ -31,7 +31,7 @@ func (p *plan) gatewayNotices(m prom.Matrix) []data.Notice {
 	if p.query.Grouping != models.GroupInstance {
 		return nil // only then is there one engine series per endpoint
 	}
-	window := pickerRefresh + pickerStaleness + p.exec.Settings.ScrapeInterval
+	window := pickerRefresh + pickerStaleness + p.settings.scrape
 	engine, picker := map[string]*prom.Series{}, map[string]*prom.Series{}
 	for _, s := range m {
 		switch s.Labels[vllm.SignalTagLabel] {

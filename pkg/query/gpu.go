@@ -8,7 +8,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/prometheus/common/model"
 
-	"github.com/inferops/vllm-datasource/pkg/agent"
+	"github.com/inferops/vllm-datasource/pkg/agentapi"
 	"github.com/inferops/vllm-datasource/pkg/frames"
 	"github.com/inferops/vllm-datasource/pkg/models"
 )
@@ -16,7 +16,7 @@ import (
 // Agents fetches GPU reports from node agents; a failing agent is an entry
 // in the result's errors, never a failed call.
 type Agents interface {
-	Fetch(ctx context.Context, urls []string) agent.Result
+	Fetch(ctx context.Context, urls []string) agentapi.Result
 }
 
 // ErrNoAgents says the data source has no node agents to ask.
@@ -49,13 +49,13 @@ func (p *plan) agentURLs(ctx context.Context, e *Executor) ([]string, error) {
 
 // fetchGPUs asks every agent and keeps the GPUs of the wanted vLLM
 // instances (all when none are given).
-func (p *plan) fetchGPUs(ctx context.Context, e *Executor, instances []string) (agent.Result, error) {
+func (p *plan) fetchGPUs(ctx context.Context, e *Executor, instances []string) (agentapi.Result, error) {
 	if e.Agents == nil {
-		return agent.Result{}, ErrNoAgents
+		return agentapi.Result{}, ErrNoAgents
 	}
 	urls, err := p.agentURLs(ctx, e)
 	if err != nil {
-		return agent.Result{}, err
+		return agentapi.Result{}, err
 	}
 	res := fetchFor(ctx, e.Agents, urls, instances)
 	p.podInstances(res.Reports)
@@ -80,7 +80,7 @@ func (p *plan) fetchGPUs(ctx context.Context, e *Executor, instances []string) (
 // podInstances names the vLLM server of each GPU an agent mapped to a pod
 // through the kubelet (namespace/pod), where servers are identified by
 // their pods; the agent's /proc mapping (host:port) stays for bare metal.
-func (p *plan) podInstances(reports []agent.AgentReport) {
+func (p *plan) podInstances(reports []agentapi.AgentReport) {
 	if !p.builder.PodIdentity() {
 		return
 	}

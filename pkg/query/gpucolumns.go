@@ -40,3 +40,21 @@ func (p *plan) gpuSummaries(ctx context.Context, instances []string) (map[string
 func gpuColumnsNotice(err error) data.Notice {
 	return data.Notice{Severity: data.NoticeSeverityWarning, Text: "GPU columns left empty: " + err.Error()}
 }
+
+// attachGPUs gives each row (of the fleet or top-k table) its instance's
+// GPUs, where node agents or dcgm-exporter report them, and says what kept
+// them out; gpu names a row's instance and its GPU column.
+func attachGPUs[R any](ctx context.Context, p *plan, rows []R, gpu func(*R) (string, **frames.GPUSummary)) []data.Notice {
+	instances := make([]string, len(rows))
+	for i := range rows {
+		instances[i], _ = gpu(&rows[i])
+	}
+	gpus, notices := p.gpuSummaries(ctx, instances)
+	for i := range rows {
+		inst, col := gpu(&rows[i])
+		if g, ok := gpus[inst]; ok {
+			*col = &g
+		}
+	}
+	return notices
+}

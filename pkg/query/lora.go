@@ -57,12 +57,8 @@ func (p *plan) loraNotices(ctx context.Context, servers int, off []string) []dat
 	case servers > 0:
 		return nil
 	}
-	engines, err := p.enginesInRange(ctx)
-	if err != nil {
-		return nil // the answer itself succeeded; an unanswered probe adds nothing
-	}
-	if engines == 0 {
-		return []data.Notice{{Severity: data.NoticeSeverityWarning, Text: vllm.NoEngineText(p.selection())}}
+	if none, done := p.noEngines(ctx); done {
+		return none
 	}
 	return info(vllm.LoRAMissingText(p.builder.Prefix))
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
 
-	"github.com/inferops/vllm-datasource/pkg/agent"
+	"github.com/inferops/vllm-datasource/pkg/agentapi"
 	"github.com/inferops/vllm-datasource/pkg/models"
 	"github.com/inferops/vllm-datasource/pkg/prom"
 	"github.com/inferops/vllm-datasource/pkg/query"
@@ -284,19 +284,19 @@ func TestTopKRanksNaNLast(t *testing.T) {
 // failingAgents answers for one agent and fails another.
 type failingAgents struct{}
 
-func (failingAgents) Fetch(ctx context.Context, urls []string) agent.Result {
-	res := agent.Result{Time: time.Now()}
+func (failingAgents) Fetch(ctx context.Context, urls []string) agentapi.Result {
+	res := agentapi.Result{Time: time.Now()}
 	for _, u := range urls {
 		if ctx.Err() != nil {
-			res.Errors = append(res.Errors, &agent.AgentError{URL: u, Err: ctx.Err()})
+			res.Errors = append(res.Errors, &agentapi.AgentError{URL: u, Err: ctx.Err()})
 			continue
 		}
 		if strings.Contains(u, "dead") {
-			res.Errors = append(res.Errors, &agent.AgentError{URL: u, Err: errors.New("connection refused")})
+			res.Errors = append(res.Errors, &agentapi.AgentError{URL: u, Err: errors.New("connection refused")})
 			continue
 		}
-		res.Reports = append(res.Reports, agent.AgentReport{URL: u, Report: agent.Report{Node: "n1",
-			GPUs: []agent.GPU{{Index: 0, UUID: "GPU-1", VLLMInstance: "a", MemoryUsedBytes: agent.Float(1 << 30), MemoryTotalBytes: agent.Float(80 << 30)}}}})
+		res.Reports = append(res.Reports, agentapi.AgentReport{URL: u, Report: agentapi.Report{Node: "n1",
+			GPUs: []agentapi.GPU{{Index: 0, UUID: "GPU-1", VLLMInstance: "a", MemoryUsedBytes: agentapi.Float(1 << 30), MemoryTotalBytes: agentapi.Float(80 << 30)}}}})
 	}
 	return res
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
 
-	"github.com/inferops/vllm-datasource/pkg/agent"
+	"github.com/inferops/vllm-datasource/pkg/agentapi"
 	"github.com/inferops/vllm-datasource/pkg/models"
 )
 
@@ -20,7 +20,7 @@ import (
 // process.
 type panickingAgents struct{}
 
-func (panickingAgents) Fetch(context.Context, []string) agent.Result {
+func (panickingAgents) Fetch(context.Context, []string) agentapi.Result {
 	panic("boom in the agent client")
 }
 

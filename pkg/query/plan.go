@@ -33,11 +33,49 @@ type plan struct {
 	window string
 	memo   *memo
 	alert  bool
+	// settings are the data source's settings a handler needs, resolved
+	// once (resolveSettings): no handler reads the executor's settings.
+	settings planSettings
 	// notices are the plan's own (a clamped step). Every answer starts
 	// from a copy of them (noticesFor). They are never built with spare
 	// capacity, so even an append to them elsewhere copies rather than
 	// writes into an array that two answers' frames would share.
 	notices []data.Notice
+}
+
+// planSettings are the data source's settings as the handlers use them,
+// each default applied once here.
+type planSettings struct {
+	// scrape is the configured scrape interval as loaded (zero only for
+	// settings built in code).
+	scrape time.Duration
+	// rulesScrape is scrape, the default when unset (as pkg/interval
+	// assumes): what the recording rules' fit is judged against.
+	rulesScrape time.Duration
+	// rules is the recording-rules policy.
+	rules models.RulesPolicy
+	// stallWindow is how long an engine must hold requests without
+	// progress to count as stalled (fleet's state, saturation's verdict).
+	stallWindow time.Duration
+	// saturation are the saturation verdicts' thresholds.
+	saturation models.SaturationSettings
+}
+
+// resolveSettings applies the defaults of settings built in code (not
+// loaded) once per plan.
+func resolveSettings(s models.Settings) planSettings {
+	out := planSettings{scrape: s.ScrapeInterval, rulesScrape: s.ScrapeInterval, rules: s.RecordingRules,
+		stallWindow: s.StallWindow, saturation: s.Saturation}
+	if out.rulesScrape <= 0 {
+		out.rulesScrape = interval.DefaultScrape
+	}
+	if out.stallWindow <= 0 {
+		out.stallWindow = max(models.DefaultStallWindow, 2*s.ScrapeInterval)
+	}
+	if out.saturation == (models.SaturationSettings{}) {
+		out.saturation = models.DefaultSaturation()
+	}
+	return out
 }
 
 // noticesFor is a new notice list for one answer: the plan's notices,

@@ -56,12 +56,8 @@ func (p *plan) prefixNotices(ctx context.Context, m prom.Matrix) []data.Notice {
 	if len(idle) == 0 {
 		return out
 	}
-	engines, err := p.enginesInRange(ctx)
-	if err != nil {
-		return out // the answer itself succeeded; an unanswered probe adds nothing
-	}
-	if engines == 0 {
-		return append(out, data.Notice{Severity: data.NoticeSeverityWarning, Text: vllm.NoEngineText(p.selection())})
+	if none, done := p.noEngines(ctx); done {
+		return append(out, none...)
 	}
 	for _, fam := range idle {
 		out = append(out, infoNotice(vllm.PrefixIdleText(fam, prefix, p.window)))

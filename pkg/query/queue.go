@@ -10,6 +10,8 @@ import (
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
+// The queue type: its handler and its plan on the recorded sums (queueSignals).
+
 // queue runs each signal as its own plain expression, concurrently (see
 // vllm.QueueSignals for why), and tags the series here.
 func (p *plan) queue(ctx context.Context, _ models.QueueOptions) (data.Frames, error) {

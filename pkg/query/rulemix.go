@@ -47,7 +47,7 @@ import (
 //     those on rules switch at one split, the latest of their starts, so
 //     the answer has one boundary and one notice.
 //   - topK's ranking, an aggregation over the range, is asked in two parts
-//     at this split and joined (rulemix_topk.go). The fleet table is one
+//     at this split and joined (topk_rules.go). The fleet table is one
 //     instant and needs no split: it reads the rules when they ran at its
 //     instant (fleetOnRules).
 

@@ -7,10 +7,16 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
-	"github.com/inferops/vllm-datasource/pkg/interval"
 	"github.com/inferops/vllm-datasource/pkg/models"
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
+
+// This file is the recording-rule machinery every type shares: discovery
+// (RuleDiscovery), whether the rules answer a question (onRules, exactness
+// and the nearest policy) and the notice that says so. Each type's own plan
+// on the rules lives in its type's file (waittime.go, queue.go, fleet.go,
+// saturation.go, topk_rules.go); mixing raw and recorded steps is
+// rulemix.go's.
 
 // RulesTTL is how long a recording-rule discovery is trusted: rule files
 // change on deploys, not per query.
@@ -184,18 +190,9 @@ func (p *plan) onRulesFor(ctx context.Context, q vllm.RuleQuestion) (ruleUse, bo
 	if q.Step == 0 {
 		q.Step = rs.Interval
 	}
-	q.Policy, q.Scrape = p.exec.Settings.RecordingRules, scrapeOf(p.exec.Settings)
+	q.Policy, q.Scrape = p.settings.rules, p.settings.rulesScrape
 	fit := p.builder.RuleFit(rs, q)
 	return ruleUse{d: d, rs: rs, fit: fit, window: q.Window}, fit.Why == ""
-}
-
-// scrapeOf is the settings' scrape interval, the default when unset (as
-// pkg/interval assumes).
-func scrapeOf(s models.Settings) time.Duration {
-	if s.ScrapeInterval <= 0 {
-		return interval.DefaultScrape
-	}
-	return s.ScrapeInterval
 }
 
 // usable reports whether every recorded name of the plan is present and

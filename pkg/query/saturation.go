@@ -15,6 +15,9 @@ import (
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
+// The saturation type: its handler, each group's evidence step by step,
+// the verdicts and its plan on the recording rules (saturationOnRules).
+
 // satGroup is one instance's (or engine's) evidence, step by step.
 type satGroup struct {
 	labels map[string]string
@@ -28,13 +31,13 @@ type satGroup struct {
 
 // saturation answers the verdict per instance: seven plain range
 // expressions (the preemption and completion rates on recording rules
-// where they answer exactly: rulesaturation.go), the prefix-cache hit
+// where they answer exactly: saturationOnRules, below), the prefix-cache hit
 // rate now and a window before (evidence only), and the stall expression
 // run concurrently, aligned on the steps here, classified by
 // vllm.Classify with the data source's thresholds.
 func (p *plan) saturation(ctx context.Context, o models.SaturationOptions) (data.Frames, error) {
 	sigs := append(p.builder.SaturationSignals(p.query.Grouping, p.query.Filters, p.timeRange.RateInterval),
-		p.builder.SaturationStallSignal(p.query.Grouping, p.query.Filters, p.stallWindow()))
+		p.builder.SaturationStallSignal(p.query.Grouping, p.query.Filters, p.settings.stallWindow))
 	mixes, ruleNotes := p.saturationOnRules(ctx, sigs)
 	m, warn, err := p.mixedSignals(ctx, sigs, mixes)
 	if err != nil {
@@ -70,10 +73,7 @@ func (p *plan) saturation(ctx context.Context, o models.SaturationOptions) (data
 // table row, its utilisation, arrivals and completions series, and its
 // verdict timeline.
 func (p *plan) verdicts(groups []*satGroup, times []time.Time) ([]frames.SaturationRow, prom.Matrix, data.Frames) {
-	th := p.exec.Settings.Saturation
-	if th == (models.SaturationSettings{}) {
-		th = models.DefaultSaturation() // settings built in code, not loaded
-	}
+	th := p.settings.saturation
 	var rows []frames.SaturationRow
 	var series prom.Matrix
 	var timelines data.Frames
@@ -227,4 +227,43 @@ func (g *satGroup) series(times []time.Time, v vllm.SatVerdict) prom.Matrix {
 		mk("arrivals", func(i int) float64 { return g.steps[i].Arrivals }),
 		mk("completions", func(i int) float64 { return g.steps[i].Completions }),
 	}
+}
+
+// saturationOnRules plans the saturation query's signals sigs: the
+// preemption and completion rates on the recorded per-engine rates when
+// those answer the question (step, rate window, grouping and matchers, as
+// RuleFit checks), from the rules' first evaluation on when the range
+// starts before it (rulemix.go); the other signals, and every signal
+// otherwise, stay raw (vllm.SaturationRawWhy says why each). The notice
+// names the signals read from the rules.
+func (p *plan) saturationOnRules(ctx context.Context, sigs []vllm.SignalExpr) ([]ruleMix, []data.Notice) {
+	u, ok := p.onRules(ctx, p.window)
+	var plans map[string]vllm.RulePlan
+	if ok {
+		plans = p.builder.SaturationFromRules(u.rs.Prefix, p.query.Grouping, p.query.Filters, u.fit.Window)
+	}
+	cs := make([]ruleCandidate, len(sigs))
+	for i, s := range sigs {
+		cs[i].raw = s.Expr
+		cs[i].rp, cs[i].ok = plans[s.Name]
+	}
+	ms, notes := p.mixed(ctx, u, cs) // all raw, without a notice, when no candidate is ok
+	return ms, saturationNotes(notes, sigs, ms)
+}
+
+// saturationNotes adds to the rules notice the signals it covers: a
+// saturation answer mixes recorded and raw signals at every step.
+func saturationNotes(notes []data.Notice, sigs []vllm.SignalExpr, ms []ruleMix) []data.Notice {
+	if len(notes) == 0 {
+		return notes
+	}
+	var onRules []string
+	for i, m := range ms {
+		if m.rules != "" {
+			onRules = append(onRules, sigs[i].Name)
+		}
+	}
+	out := append([]data.Notice(nil), notes...)
+	out[0].Text += vllm.SaturationRulesClause(onRules)
+	return out
 }

@@ -40,12 +40,8 @@ func (p *plan) specDecodeNotices(ctx context.Context, m prom.Matrix) []data.Noti
 		}
 		return nil
 	}
-	engines, err := p.enginesInRange(ctx)
-	if err != nil {
-		return nil // the answer itself succeeded; an unanswered probe adds nothing
-	}
-	if engines == 0 {
-		return []data.Notice{{Severity: data.NoticeSeverityWarning, Text: vllm.NoEngineText(p.selection())}}
+	if none, done := p.noEngines(ctx); done {
+		return none
 	}
 	a, ok := p.activity(ctx, vllm.SpecDraftTokens)
 	switch {
@@ -61,24 +57,4 @@ func (p *plan) specDecodeNotices(ctx context.Context, m prom.Matrix) []data.Noti
 		return nil
 	}
 	return []data.Notice{{Severity: data.NoticeSeverityWarning, Text: txt}}
-}
-
-// activity runs key's activity probes (vllm.Builder.ActivityProbes) over
-// the query's lookback; false when Prometheus did not answer them.
-func (p *plan) activity(ctx context.Context, key vllm.SignalKey) (vllm.Activity, bool) {
-	samples, increase := p.builder.ActivityProbes(key, p.query.Filters, p.lookback())
-	var a vllm.Activity
-	for _, q := range []struct {
-		expr string
-		into *float64
-	}{{samples, &a.Samples}, {increase, &a.Increase}} {
-		vec, _, err := p.memo.instantQuery(ctx, q.expr, p.timeRange.End, p.timeRange.Step)
-		if err != nil {
-			return a, false
-		}
-		if len(vec) > 0 {
-			*q.into = float64(vec[0].Value)
-		}
-	}
-	return a, true
 }

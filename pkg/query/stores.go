@@ -10,6 +10,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
+	"github.com/inferops/vllm-datasource/pkg/frames"
 	"github.com/inferops/vllm-datasource/pkg/prom"
 )
 
@@ -85,7 +86,7 @@ func addStoreNotices(resp *backend.QueryDataResponse, down []prom.StoreStatus) {
 		if r.Error != nil || len(r.Frames) == 0 {
 			continue
 		}
-		addNotices(r.Frames, storeNotices(r.Frames[0].Meta, down))
+		r.Frames = frames.AppendNotices(r.Frames, storeNotices(r.Frames[0].Meta, down))
 		resp.Responses[ref] = r
 	}
 }

@@ -15,6 +15,9 @@ import (
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
+// The topk type: its plan (topkPlan), its handler, the ranking and the
+// ranked table; its plan on the recording rules is topk_rules.go.
+
 // rankUnits are the units of the signals topk can rank by.
 var rankUnits = map[string]string{
 	"waiting": string(vllm.UnitRequests), "running": string(vllm.UnitRequests),
@@ -30,7 +33,7 @@ type ranked struct {
 // topk ranks over the whole range with one instant query, then fetches the
 // series of exactly the ranked groups with one range query. A range
 // topk() would return every group that was ever in the top k. On the
-// recording rules both may be mixed with raw series (rulemix_topk.go).
+// recording rules both may be mixed with raw series (topk_rules.go).
 func (p *plan) topk(ctx context.Context, o models.TopKOptions) (data.Frames, error) {
 	return topkPlan{plan: p, o: o}.answer(ctx)
 }
@@ -86,16 +89,7 @@ func (p topkPlan) answer(ctx context.Context) (data.Frames, error) {
 // rankTable is the top-k table, each instance with its GPUs. It carries
 // the GPU columns' notices, then the rules' and the ranking's.
 func (p topkPlan) rankTable(ctx context.Context, rows []frames.RankRow, rankExprs []string, ruleNotes, rankNotices []data.Notice) *data.Frame {
-	instances := make([]string, len(rows))
-	for i, r := range rows {
-		instances[i] = r.Instance
-	}
-	gpus, gpuNotices := p.gpuSummaries(ctx, instances)
-	for i := range rows {
-		if g, ok := gpus[rows[i].Instance]; ok {
-			rows[i].GPU = &g
-		}
-	}
+	gpuNotices := attachGPUs(ctx, p.plan, rows, func(r *frames.RankRow) (string, **frames.GPUSummary) { return r.Instance, &r.GPU })
 	return frames.RankTable(rows, frames.RankOptions{WithEngine: p.query.Grouping == models.GroupInstanceEngine,
 		ValueName: p.o.RankBy, Unit: rankUnits[p.o.RankBy], Executed: p.executed(rankExprs...),
 		Notices: slices.Concat(gpuNotices, ruleNotes, rankNotices)})

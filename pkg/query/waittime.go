@@ -13,6 +13,9 @@ import (
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
+// The waitTime type: its handler, its notices and its plan on the recorded
+// bucket rates (waitTimeExpr).
+
 // waitTime answers a latency family's quantiles and mean (and the live
 // wait) from one expression, on the recording rules where they answer it
 // exactly (rules.go), from their first evaluation on when the range starts

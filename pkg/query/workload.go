@@ -55,7 +55,7 @@ const minScrapesPerStep = 4
 // each length bucket, per grouping, as heatmap-rows frames.
 func (p *plan) lengths(ctx context.Context, o models.WorkloadOptions) (data.Frames, error) {
 	key := vllm.WorkloadFamilies[o.View]
-	perStep := p.timeRange.Step >= minScrapesPerStep*p.exec.Settings.ScrapeInterval
+	perStep := p.timeRange.Step >= minScrapesPerStep*p.settings.scrape
 	expr := p.builder.LengthBuckets(key, p.query.Grouping, p.query.Filters, p.window, p.timeRange.Step, perStep)
 	m, warn, err := p.memo.rangeQuery(ctx, expr, p.rng())
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
-
 	"github.com/prometheus/prometheus/model/labels"
 
 	"github.com/inferops/vllm-datasource/pkg/models"

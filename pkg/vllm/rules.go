@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -15,8 +14,11 @@ import (
 )
 
 // This file is the catalogue of the recording rules the plugin ships
-// (deploy/prometheus/rules/vllm-recording.rules.yml) and the planner that
-// rewrites a query onto them when they answer the same question.
+// (deploy/prometheus/rules/vllm-recording.rules.yml) and what every rewrite
+// onto them shares: the recorded names, discovery, and whether a question
+// fits (RuleEligible, RuleFit in rulefit.go). Each type's rewrite lives
+// with its raw builder, in its type's file (waittime.go, queue.go,
+// fleet.go, saturation.go, topk.go).
 
 // RuleWindows are the rate windows the rule file records, by name suffix.
 var RuleWindows = map[string]time.Duration{"rate1m": time.Minute, "rate5m": 5 * time.Minute}
@@ -246,49 +248,6 @@ type RulePlan struct {
 	Names []string
 }
 
-// WaitTimeFromRules is WaitTime read from the recorded bucket, _sum and
-// _count rates; the live wait, which no rule records, stays on raw series.
-// ok is false when the family has no recorded histogram.
-func (b Builder) WaitTimeFromRules(prefix, family string, quantiles []float64, live bool, g models.Grouping, f models.Filters, window string) (RulePlan, bool) {
-	if !RecordedGrouping(g) {
-		return RulePlan{}, false
-	}
-	key := FamilySignals[family]
-	bucket := ruleLatencyName(prefix, key, "_bucket", window)
-	if bucket == "" || ruleSuffix(window) == "" {
-		return RulePlan{}, false
-	}
-	sum, count := ruleLatencyName(prefix, key, "_sum", window), ruleLatencyName(prefix, key, "_count", window)
-	gl, m := b.GroupLabels(g), b.matchers(f)
-	var parts []string
-	for _, q := range quantiles {
-		hq := fmt.Sprintf("histogram_quantile(%s, %s)", strconv.FormatFloat(q, 'g', -1, 64),
-			agg("sum", append([]string{"le"}, gl...), selector(bucket, m)))
-		parts = append(parts, tag(hq, QuantileName(q)))
-	}
-	mean := agg("sum", gl, selector(sum, m)) + " / " + agg("sum", gl, selector(count, m))
-	parts = append(parts, tag(mean, "mean"))
-	if live {
-		parts = append(parts, tag(b.liveWait(gl, f, window), "live"))
-	}
-	return RulePlan{Expr: or(parts), Names: []string{bucket, sum, count}}, true
-}
-
-// QueueSignalFromRules is one queue signal (running or waiting) read from
-// the recorded per-engine sums; ok is false for the signals no rule records.
-func (b Builder) QueueSignalFromRules(prefix, signal string, g models.Grouping, f models.Filters) (RulePlan, bool) {
-	if !RecordedGrouping(g) {
-		return RulePlan{}, false
-	}
-	keys := map[string]SignalKey{"running": Running, "waiting": Waiting}
-	key, ok := keys[signal]
-	if !ok {
-		return RulePlan{}, false
-	}
-	name := prefix + "vllm_" + ruleGauges[key]
-	return RulePlan{Expr: agg("sum", b.GroupLabels(g), selector(name, b.matchers(f))), Names: []string{name}}, true
-}
-
 // RuleCoverage is an instant expression that is non-empty at a time when
 // the recorded series the plan reads existed then (under the filters).
 func (b Builder) RuleCoverage(name string, f models.Filters) string {
@@ -304,60 +263,4 @@ func RulesNotice(prefix string, interval time.Duration) string {
 // ShortDuration writes a duration as PromQL does: 30s, 1m (not 1m0s).
 func ShortDuration(d time.Duration) string {
 	return model.Duration(d).String()
-}
-
-// rankRules are the topK signals the rules record exactly, and the rate
-// window they need ("" for gauges).
-var rankRules = map[string]bool{"waiting": false, "running": false, "wait_p99": true}
-
-// RankWindow is the rate window a rules-backed ranking by rankBy reads
-// ("" for the gauges); ok is false for the signals no rule records
-// exactly (kv_usage averages raw series, preemption_rate corrects young
-// series).
-func RankWindow(rankBy, window string) (string, bool) {
-	rate, ok := rankRules[rankBy]
-	if !ok {
-		return "", false
-	}
-	if rate {
-		return window, true
-	}
-	return "", true
-}
-
-// rankFromRules is Rank read from recorded series.
-func (b Builder) rankFromRules(prefix, rankBy string, g models.Grouping, f models.Filters, window string) (RulePlan, bool) {
-	if rankBy != "wait_p99" {
-		return b.QueueSignalFromRules(prefix, rankBy, g, f)
-	}
-	bucket := ruleLatencyName(prefix, QueueTime, "_bucket", window)
-	if ruleSuffix(window) == "" {
-		return RulePlan{}, false
-	}
-	x := fmt.Sprintf("histogram_quantile(0.99, %s)", agg("sum", append([]string{"le"}, b.GroupLabels(g)...), selector(bucket, b.matchers(f))))
-	return RulePlan{Expr: x, Names: []string{bucket}}, true
-}
-
-// TopKRankingFromRules is TopKRanking read from recorded series.
-func (b Builder) TopKRankingFromRules(prefix, rankBy, aggregation string, k int, g models.Grouping, f models.Filters, window, rng, step string) (RulePlan, bool) {
-	rp, ok := b.rankFromRules(prefix, rankBy, g, f, window)
-	if !ok {
-		return RulePlan{}, false
-	}
-	x, err := topKRanking(rp.Expr, aggregation, k, rng, step)
-	if err != nil {
-		return RulePlan{}, false
-	}
-	return RulePlan{Expr: x, Names: rp.Names}, true
-}
-
-// TopKSeriesFromRules is TopKSeries with the ranked signal read from
-// recorded series (the engine count stays raw: it counts raw series).
-func (b Builder) TopKSeriesFromRules(prefix, rankBy string, g models.Grouping, f models.Filters, window string, instances []string) (RulePlan, bool) {
-	f.Instances = instances
-	rp, ok := b.rankFromRules(prefix, rankBy, g, f, window)
-	if !ok {
-		return RulePlan{}, false
-	}
-	return RulePlan{Expr: b.topKSeries(rp.Expr, g, f), Names: rp.Names}, true
 }

@@ -6,8 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inferops/vllm-datasource/pkg/models"
 	"github.com/stretchr/testify/require"
+
+	"github.com/inferops/vllm-datasource/pkg/models"
 )
 
 // satSet are the thresholds the range-verdict tests below sit on.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
-	"github.com/inferops/vllm-datasource/pkg/agent"
+	"github.com/inferops/vllm-datasource/pkg/agentapi"
 )
 
 // LibraryName is the NVML library go-nvml loads at run time.
@@ -47,12 +47,12 @@ func (s *Source) Close() error {
 
 // GPUs implements nodeagent.Source. Only a failure to count the devices
 // fails the call; a device that cannot be read is reported with Error set.
-func (s *Source) GPUs(ctx context.Context) ([]agent.GPU, error) {
+func (s *Source) GPUs(ctx context.Context) ([]agentapi.GPU, error) {
 	n, ret := s.lib.DeviceGetCount()
 	if ret != nvml.SUCCESS {
 		return nil, fmt.Errorf("NVML device count: %w", ret)
 	}
-	gpus := make([]agent.GPU, 0, n)
+	gpus := make([]agentapi.GPU, 0, n)
 	for i := range n {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("reading GPU %d: %w", i, err)
@@ -64,8 +64,8 @@ func (s *Source) GPUs(ctx context.Context) ([]agent.GPU, error) {
 
 // device reads one GPU. Each reading that fails is left nil and noted in
 // Error; readings the device does not support are left nil silently.
-func (s *Source) device(i int) agent.GPU {
-	g := agent.GPU{Index: i, Processes: []agent.Process{}}
+func (s *Source) device(i int) agentapi.GPU {
+	g := agentapi.GPU{Index: i, Processes: []agentapi.Process{}}
 	dev, ret := s.lib.DeviceGetHandleByIndex(i)
 	if ret != nvml.SUCCESS {
 		g.Error = "handle: " + ret.Error()
@@ -84,30 +84,30 @@ func (s *Source) device(i int) agent.GPU {
 	return g
 }
 
-func readMemory(r *reader, dev nvml.Device, g *agent.GPU) {
+func readMemory(r *reader, dev nvml.Device, g *agentapi.GPU) {
 	mem, ret := dev.GetMemoryInfo()
 	if r.ok("memory", ret) {
-		g.MemoryUsedBytes, g.MemoryTotalBytes = agent.Float(float64(mem.Used)), agent.Float(float64(mem.Total))
+		g.MemoryUsedBytes, g.MemoryTotalBytes = agentapi.Float(float64(mem.Used)), agentapi.Float(float64(mem.Total))
 	}
 }
 
-func readUtilization(r *reader, dev nvml.Device, g *agent.GPU) {
+func readUtilization(r *reader, dev nvml.Device, g *agentapi.GPU) {
 	u, ret := dev.GetUtilizationRates()
 	if r.ok("utilization", ret) {
-		g.GPUUtilPercent, g.MemUtilPercent = agent.Float(float64(u.Gpu)), agent.Float(float64(u.Memory))
+		g.GPUUtilPercent, g.MemUtilPercent = agentapi.Float(float64(u.Gpu)), agentapi.Float(float64(u.Memory))
 	}
 }
 
-func readProcesses(r *reader, dev nvml.Device) []agent.Process {
+func readProcesses(r *reader, dev nvml.Device) []agentapi.Process {
 	infos, ret := dev.GetComputeRunningProcesses()
-	out := []agent.Process{}
+	out := []agentapi.Process{}
 	if !r.ok("processes", ret) {
 		return out
 	}
 	for _, p := range infos {
-		proc := agent.Process{PID: int(p.Pid)}
+		proc := agentapi.Process{PID: int(p.Pid)}
 		if p.UsedGpuMemory != valueNotAvailable {
-			proc.UsedMemoryBytes = agent.Float(float64(p.UsedGpuMemory))
+			proc.UsedMemoryBytes = agentapi.Float(float64(p.UsedGpuMemory))
 		}
 		out = append(out, proc)
 	}
@@ -146,5 +146,5 @@ func (r *reader) u32(what string, get func() (uint32, nvml.Return), div float64)
 	if !r.ok(what, ret) {
 		return nil
 	}
-	return agent.Float(float64(v) / div)
+	return agentapi.Float(float64(v) / div)
 }

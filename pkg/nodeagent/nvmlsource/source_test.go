@@ -20,7 +20,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
 	"github.com/stretchr/testify/require"
 
-	"github.com/inferops/vllm-datasource/pkg/agent"
+	"github.com/inferops/vllm-datasource/pkg/agentapi"
 	"github.com/inferops/vllm-datasource/pkg/nodeagent"
 	"github.com/inferops/vllm-datasource/pkg/nodeagent/internal/fakeproc"
 )
@@ -133,7 +133,7 @@ func golden(t *testing.T, name string, got []byte) {
 
 func TestGPUsJSONGolden(t *testing.T) {
 	h := agentHandler(t, mockNode(t, node()))
-	_, body := get(t, h, agent.GPUsPath)
+	_, body := get(t, h, agentapi.GPUsPath)
 	var pretty bytes.Buffer
 	require.NoError(t, json.Indent(&pretty, body, "", "  "))
 	golden(t, "gpus.json", pretty.Bytes())
@@ -150,8 +150,8 @@ func TestMetricsGolden(t *testing.T) {
 // and model each GPU and process belongs to.
 func TestInstanceMapping(t *testing.T) {
 	h := agentHandler(t, mockNode(t, node()))
-	_, body := get(t, h, agent.GPUsPath)
-	var rep agent.Report
+	_, body := get(t, h, agentapi.GPUsPath)
+	var rep agentapi.Report
 	require.NoError(t, json.Unmarshal(body, &rep))
 	type owner struct{ GPU, Instance, Model string }
 	var got []owner
@@ -213,7 +213,7 @@ func TestHandleFailureDegradesThatDevice(t *testing.T) {
 	gpus, err := src.GPUs(context.Background())
 	require.NoError(t, err)
 	require.Len(t, gpus, 8)
-	require.Equal(t, agent.GPU{Index: 3, Processes: []agent.Process{}, Error: "handle: ERROR_GPU_IS_LOST"}, gpus[3])
+	require.Equal(t, agentapi.GPU{Index: 3, Processes: []agentapi.Process{}, Error: "handle: ERROR_GPU_IS_LOST"}, gpus[3])
 	require.Equal(t, "GPU-00000000-0000-4000-8000-000000000004", gpus[4].UUID)
 }
 

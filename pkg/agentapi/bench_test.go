@@ -1,4 +1,4 @@
-package agent_test
+package agentapi_test
 
 import (
 	"bufio"
@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inferops/vllm-datasource/pkg/agent"
+	"github.com/inferops/vllm-datasource/pkg/agentapi"
 	"github.com/inferops/vllm-datasource/pkg/nodeagent"
 )
 
@@ -47,7 +47,7 @@ func BenchmarkFanOut1000(b *testing.B) {
 	requireFDs(b, 2*fleetSize+200)
 	for _, delay := range []time.Duration{0, 20 * time.Millisecond} {
 		urls := startFleet(b, fleetSize, delay)
-		for _, pool := range []int{agent.DefaultConcurrency, fleetSize} {
+		for _, pool := range []int{agentapi.DefaultConcurrency, fleetSize} {
 			b.Run(fmt.Sprintf("delay=%s/pool=%d", delay, pool), func(b *testing.B) { benchFanOut(b, urls, pool) })
 		}
 	}
@@ -138,7 +138,7 @@ func startFleet(b *testing.B, n int, delay time.Duration) []string {
 }
 
 func benchFanOut(b *testing.B, urls []string, pool int) {
-	c, err := agent.NewClient(agent.Options{Concurrency: pool, Timeout: 30 * time.Second})
+	c, err := agentapi.NewClient(agentapi.Options{Concurrency: pool, Timeout: 30 * time.Second})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func benchFanOut(b *testing.B, urls []string, pool int) {
 	peak := watchHeap()
 	cpu0 := cpuTime(b)
 	iters := 0
-	var last agent.Result
+	var last agentapi.Result
 	for b.Loop() {
 		if last = c.Fetch(ctx, urls); len(last.Errors) > 0 {
 			b.Fatalf("%d agents failed, first: %v", len(last.Errors), last.Errors[0])
@@ -191,7 +191,7 @@ func cpuTime(b *testing.B) time.Duration {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-func timeFetch(b *testing.B, c *agent.Client, urls []string) time.Duration {
+func timeFetch(b *testing.B, c *agentapi.Client, urls []string) time.Duration {
 	start := time.Now()
 	res := c.Fetch(context.Background(), urls)
 	d := time.Since(start)
@@ -201,7 +201,7 @@ func timeFetch(b *testing.B, c *agent.Client, urls []string) time.Duration {
 	return d
 }
 
-func medianLatency(b *testing.B, c *agent.Client, urls []string, n int) time.Duration {
+func medianLatency(b *testing.B, c *agentapi.Client, urls []string, n int) time.Duration {
 	ds := make([]time.Duration, n)
 	for i := range ds {
 		ds[i] = timeFetch(b, c, urls)

@@ -100,7 +100,7 @@ func TestGatewayNoticeWindow(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := &plan{exec: &Executor{Settings: models.Settings{ScrapeInterval: 15 * time.Second}},
+			p := &plan{settings: resolveSettings(models.Settings{ScrapeInterval: 15 * time.Second}),
 				query: models.Query{Grouping: tt.grouping}, builder: vllm.Builder{InstanceLabel: "instance"}}
 			got := p.gatewayNotices(prom.Matrix{tt.engine, picker})
 			if tt.want == "" {
@@ -111,20 +111,6 @@ func TestGatewayNoticeWindow(t *testing.T) {
 			require.Contains(t, got[0].Text, tt.want)
 		})
 	}
-}
-
-// TestAddNoticesKeepsMeta: notices join frame 0's meta without replacing
-// what it already says, and a frame without meta gets one.
-func TestAddNoticesKeepsMeta(t *testing.T) {
-	n := []data.Notice{{Text: "new"}}
-	with := data.Frames{data.NewFrame("a").SetMeta(&data.FrameMeta{ExecutedQueryString: "q", Notices: []data.Notice{{Text: "old"}}})}
-	addNotices(with, n)
-	require.Equal(t, "q", with[0].Meta.ExecutedQueryString)
-	require.Equal(t, []data.Notice{{Text: "old"}, {Text: "new"}}, with[0].Meta.Notices)
-
-	without := data.Frames{data.NewFrame("b")}
-	addNotices(without, n)
-	require.Equal(t, n, without[0].Meta.Notices)
 }
 
 // TestDetectLooksBackAnHour: stack detection lists the names of the hour
@@ -244,7 +230,7 @@ func TestLengthsPerStepAndAbsence(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			fp := &lengthsProm{series: tt.series}
 			b := vllm.Builder{Prefix: "vllm:", InstanceLabel: "instance"}
-			p := &plan{exec: &Executor{Settings: models.Settings{ScrapeInterval: scrape}},
+			p := &plan{settings: resolveSettings(models.Settings{ScrapeInterval: scrape}),
 				query: models.Query{Grouping: models.GroupNone}, builder: b,
 				det: NewDetector(fp, "vllm:", func() time.Time { return end }), window: "1m", memo: newMemo(fp, nil, nil, nil),
 				timeRange: interval.Result{Start: end.Add(-time.Hour), End: end, Step: tt.step, RateInterval: time.Minute}}

@@ -12,7 +12,7 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
 
-	"github.com/inferops/vllm-datasource/pkg/agent"
+	"github.com/inferops/vllm-datasource/pkg/agentapi"
 	"github.com/inferops/vllm-datasource/pkg/models"
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
@@ -53,14 +53,14 @@ func TestTopKEnginesSeriesWithoutSamples(t *testing.T) {
 // servingAgents report one GPU per vLLM instance of instances.
 type servingAgents struct{ instances []string }
 
-func (a servingAgents) Fetch(_ context.Context, urls []string) agent.Result {
-	res := agent.Result{Time: time.Now()}
-	var gpus []agent.GPU
+func (a servingAgents) Fetch(_ context.Context, urls []string) agentapi.Result {
+	res := agentapi.Result{Time: time.Now()}
+	var gpus []agentapi.GPU
 	for i, in := range a.instances {
-		gpus = append(gpus, agent.GPU{Index: i, UUID: "GPU-" + in, VLLMInstance: in})
+		gpus = append(gpus, agentapi.GPU{Index: i, UUID: "GPU-" + in, VLLMInstance: in})
 	}
 	for _, u := range urls {
-		res.Reports = append(res.Reports, agent.AgentReport{URL: u, Report: agent.Report{Node: "n1", GPUs: gpus}})
+		res.Reports = append(res.Reports, agentapi.AgentReport{URL: u, Report: agentapi.Report{Node: "n1", GPUs: gpus}})
 	}
 	return res
 }

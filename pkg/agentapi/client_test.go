@@ -1,4 +1,4 @@
-package agent_test
+package agentapi_test
 
 import (
 	"context"
@@ -14,15 +14,15 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/inferops/vllm-datasource/pkg/agent"
+	"github.com/inferops/vllm-datasource/pkg/agentapi"
 	"github.com/inferops/vllm-datasource/pkg/nodeagent"
 )
 
 const secret = "tok-3f9c2a"
 
-func newClient(t testing.TB, o agent.Options) *agent.Client {
+func newClient(t testing.TB, o agentapi.Options) *agentapi.Client {
 	t.Helper()
-	c, err := agent.NewClient(o)
+	c, err := agentapi.NewClient(o)
 	require.NoError(t, err)
 	return c
 }
@@ -41,7 +41,7 @@ func TestFetchOneAgentCases(t *testing.T) {
 		name    string
 		handler http.HandlerFunc
 		path    string
-		want    *agent.Report
+		want    *agentapi.Report
 		wantErr string
 	}{
 		{name: "ok", handler: func(w http.ResponseWriter, r *http.Request) {
@@ -50,14 +50,14 @@ func TestFetchOneAgentCases(t *testing.T) {
 				return
 			}
 			_, _ = w.Write([]byte(okBody))
-		}, want: &agent.Report{Node: "n1", GPUs: []agent.GPU{{Index: 0, UUID: "GPU-1", Name: "H", MemoryUsedBytes: agent.Float(5), Processes: []agent.Process{}}}}},
+		}, want: &agentapi.Report{Node: "n1", GPUs: []agentapi.GPU{{Index: 0, UUID: "GPU-1", Name: "H", MemoryUsedBytes: agentapi.Float(5), Processes: []agentapi.Process{}}}}},
 		{name: "base URL with path and full path", path: "/agent/v1/gpus", handler: func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path != "/agent/v1/gpus" {
 				http.NotFound(w, r)
 				return
 			}
 			_, _ = w.Write([]byte(`{"node":"n2","gpus":[]}`))
-		}, want: &agent.Report{Node: "n2", GPUs: []agent.GPU{}}},
+		}, want: &agentapi.Report{Node: "n2", GPUs: []agentapi.GPU{}}},
 		{name: "unauthorized", handler: func(w http.ResponseWriter, _ *http.Request) {
 			http.Error(w, `{"error":"missing or wrong bearer token"}`, 401)
 		}, wantErr: `HTTP 401 Unauthorized (check the agent token): {"error":"missing or wrong bearer token"}`},
@@ -71,7 +71,7 @@ func TestFetchOneAgentCases(t *testing.T) {
 			http.Redirect(w, r, "http://elsewhere.invalid/v1/gpus", http.StatusFound)
 		}, wantErr: "HTTP 302 Found"},
 	}
-	c := newClient(t, agent.Options{Token: secret, Timeout: 10 * time.Second})
+	c := newClient(t, agentapi.Options{Token: secret, Timeout: 10 * time.Second})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			u := serve(t, tt.handler) + tt.path
@@ -93,7 +93,7 @@ func TestFetchOneAgentCases(t *testing.T) {
 }
 
 func TestFetchBadURLs(t *testing.T) {
-	c := newClient(t, agent.Options{Token: secret})
+	c := newClient(t, agentapi.Options{Token: secret})
 	res := c.Fetch(context.Background(), []string{"ftp://x", "http://user:pw@[::1", "node-without-scheme:9400"})
 	require.Len(t, res.Errors, 3)
 	for _, e := range res.Errors {
@@ -103,7 +103,7 @@ func TestFetchBadURLs(t *testing.T) {
 }
 
 func TestFetchEmpty(t *testing.T) {
-	res := newClient(t, agent.Options{}).Fetch(context.Background(), nil)
+	res := newClient(t, agentapi.Options{}).Fetch(context.Background(), nil)
 	require.Empty(t, res.Reports)
 	require.Empty(t, res.Errors)
 	require.False(t, res.Time.IsZero())
@@ -129,7 +129,7 @@ func TestFetchBoundsConcurrency(t *testing.T) {
 	for i := range urls {
 		urls[i] = serve(t, h)
 	}
-	res := newClient(t, agent.Options{Concurrency: pool}).Fetch(context.Background(), urls)
+	res := newClient(t, agentapi.Options{Concurrency: pool}).Fetch(context.Background(), urls)
 	require.Len(t, res.Reports, 12)
 	require.Equal(t, int32(pool), peak.Load())
 	for i, r := range res.Reports {
@@ -141,7 +141,7 @@ func TestFetchCallerCancels(t *testing.T) {
 	slow := serve(t, func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	res := newClient(t, agent.Options{Timeout: 5 * time.Second, Concurrency: 1}).Fetch(ctx, []string{slow, slow})
+	res := newClient(t, agentapi.Options{Timeout: 5 * time.Second, Concurrency: 1}).Fetch(ctx, []string{slow, slow})
 	require.Len(t, res.Errors, 2)
 	for _, e := range res.Errors {
 		require.ErrorIs(t, e, context.DeadlineExceeded)
@@ -170,7 +170,7 @@ func TestFetchFleetOfRealAgents(t *testing.T) {
 	}
 	servers[2].Close() // killed
 	start := time.Now()
-	res := newClient(t, agent.Options{Token: secret, Timeout: timeout}).Fetch(context.Background(), urls)
+	res := newClient(t, agentapi.Options{Token: secret, Timeout: timeout}).Fetch(context.Background(), urls)
 	elapsed := time.Since(start)
 
 	require.Less(t, elapsed, 3*timeout, "a slow agent costs about the timeout, not its delay")
@@ -193,7 +193,7 @@ func TestFetchFleetOfRealAgents(t *testing.T) {
 
 func TestFetchConcurrentCallers(t *testing.T) {
 	u := serve(t, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(`{"node":"n","gpus":[]}`)) })
-	c := newClient(t, agent.Options{Timeout: 10 * time.Second})
+	c := newClient(t, agentapi.Options{Timeout: 10 * time.Second})
 	var wg sync.WaitGroup
 	for range 20 {
 		wg.Go(func() {
@@ -205,15 +205,15 @@ func TestFetchConcurrentCallers(t *testing.T) {
 }
 
 func TestRedactURL(t *testing.T) {
-	require.Equal(t, "http://host:9400/x", agent.RedactURL("http://user:pw@host:9400/x"))
-	require.Equal(t, "<invalid URL>", agent.RedactURL("http://[::1"))
+	require.Equal(t, "http://host:9400/x", agentapi.RedactURL("http://user:pw@host:9400/x"))
+	require.Equal(t, "<invalid URL>", agentapi.RedactURL("http://[::1"))
 }
 
 func TestFetchRefusesHugeAnswer(t *testing.T) {
 	u := serve(t, func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte(`{"node":"` + strings.Repeat("x", 5<<20) + `"}`))
 	})
-	res := newClient(t, agent.Options{Timeout: 10 * time.Second}).Fetch(context.Background(), []string{u})
+	res := newClient(t, agentapi.Options{Timeout: 10 * time.Second}).Fetch(context.Background(), []string{u})
 	require.Len(t, res.Errors, 1)
 	require.EqualError(t, res.Errors[0], "node agent "+u+": answer larger than 4 MiB")
 }

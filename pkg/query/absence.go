@@ -49,12 +49,8 @@ func (p *plan) signalNotices(ctx context.Context, present map[string]bool, needs
 	if len(missing) == 0 {
 		return out
 	}
-	engines, err := p.enginesInRange(ctx)
-	if err != nil {
-		return out // the answer itself succeeded; an unanswered probe adds nothing
-	}
-	if engines == 0 {
-		return append(out, data.Notice{Severity: data.NoticeSeverityWarning, Text: vllm.NoEngineText(p.selection())})
+	if none, done := p.noEngines(ctx); done {
+		return append(out, none...)
 	}
 	for _, n := range missing {
 		if txt := p.absence(ctx, n); txt != "" {
@@ -69,19 +65,9 @@ func (p *plan) signalNotices(ctx context.Context, present map[string]bool, needs
 // nothing was recorded, or there is too little history for the rate
 // window. An unanswered probe says nothing rather than guess.
 func (p *plan) absence(ctx context.Context, n need) string {
-	samples, increase := p.builder.ActivityProbes(n.key, p.query.Filters, p.lookback())
-	var a vllm.Activity
-	for _, q := range []struct {
-		expr string
-		into *float64
-	}{{samples, &a.Samples}, {increase, &a.Increase}} {
-		vec, _, err := p.memo.instantQuery(ctx, q.expr, p.timeRange.End, p.timeRange.Step)
-		if err != nil {
-			return ""
-		}
-		if len(vec) > 0 {
-			*q.into = float64(vec[0].Value)
-		}
+	a, ok := p.activity(ctx, n.key)
+	if !ok {
+		return ""
 	}
 	return vllm.AbsenceText(n.key, p.builder.Prefix, n.without, p.window, a)
 }
@@ -113,6 +99,22 @@ func (p *plan) enginesInRange(ctx context.Context) (int, error) {
 	return int(vec[0].Value), nil
 }
 
+// noEngines probes whether the selection matched any engine over the
+// range: done when it matched none (a warning saying so) or the probe went
+// unanswered (nothing: the answer itself succeeded, and an unanswered probe
+// adds nothing rather than guess). Not done: engines reported, and the
+// caller explains what they lack.
+func (p *plan) noEngines(ctx context.Context) (notices []data.Notice, done bool) {
+	engines, err := p.enginesInRange(ctx)
+	if err != nil {
+		return nil, true
+	}
+	if engines == 0 {
+		return []data.Notice{{Severity: data.NoticeSeverityWarning, Text: vllm.NoEngineText(p.selection())}}, true
+	}
+	return nil, false
+}
+
 // selection describes the query's filters for a notice.
 func (p *plan) selection() string {
 	var parts []string
@@ -133,13 +135,22 @@ var rankSignals = map[string]vllm.SignalKey{
 	"wait_p99": vllm.QueueTime, "preemption_rate": vllm.Preemptions,
 }
 
-// addNotices appends notices to frame 0.
-func addNotices(f data.Frames, n []data.Notice) {
-	if len(n) == 0 || len(f) == 0 {
-		return
+// activity runs key's activity probes (vllm.Builder.ActivityProbes) over
+// the query's lookback; false when Prometheus did not answer them.
+func (p *plan) activity(ctx context.Context, key vllm.SignalKey) (vllm.Activity, bool) {
+	samples, increase := p.builder.ActivityProbes(key, p.query.Filters, p.lookback())
+	var a vllm.Activity
+	for _, q := range []struct {
+		expr string
+		into *float64
+	}{{samples, &a.Samples}, {increase, &a.Increase}} {
+		vec, _, err := p.memo.instantQuery(ctx, q.expr, p.timeRange.End, p.timeRange.Step)
+		if err != nil {
+			return a, false
+		}
+		if len(vec) > 0 {
+			*q.into = float64(vec[0].Value)
+		}
 	}
-	if f[0].Meta == nil {
-		f[0].Meta = &data.FrameMeta{}
-	}
-	f[0].Meta.Notices = append(f[0].Meta.Notices, n...)
+	return a, true
 }

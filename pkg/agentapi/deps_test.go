@@ -1,4 +1,4 @@
-package agent_test
+package agentapi_test
 
 import (
 	"os"
@@ -20,7 +20,7 @@ func TestPluginSideStaysCgoFree(t *testing.T) {
 	require.NoError(t, err, "go test runs with the go command on PATH")
 	cmd := exec.Command(goBin, "list", "-deps",
 		"github.com/inferops/vllm-datasource/pkg", // the plugin binary itself
-		"github.com/inferops/vllm-datasource/pkg/agent",
+		"github.com/inferops/vllm-datasource/pkg/agentapi",
 		"github.com/inferops/vllm-datasource/pkg/frames",
 		"github.com/inferops/vllm-datasource/pkg/models")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")

@@ -129,7 +129,7 @@ func TestGatewayNoticeRangeEdges(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := &plan{exec: &Executor{Settings: models.Settings{ScrapeInterval: 15 * time.Second}},
+			p := &plan{settings: resolveSettings(models.Settings{ScrapeInterval: 15 * time.Second}),
 				query: models.Query{Grouping: models.GroupInstance}, builder: vllm.Builder{InstanceLabel: "instance"}}
 			got := p.gatewayNotices(prom.Matrix{series("waiting", tt.engine...), series(vllm.GatewayEndpointQueue, tt.picker)})
 			if tt.want == "" {

@@ -1,4 +1,4 @@
-package agent
+package agentapi
 
 // GPUsPath is the agent's JSON endpoint.
 const GPUsPath = "/v1/gpus"

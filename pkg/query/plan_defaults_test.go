@@ -13,11 +13,11 @@ import (
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
-// TestScrapeOf: an unset scrape interval is pkg/interval's default; a set
-// one is used as it is.
-func TestScrapeOf(t *testing.T) {
-	require.Equal(t, interval.DefaultScrape, scrapeOf(models.Settings{}))
-	require.Equal(t, 7*time.Second, scrapeOf(models.Settings{ScrapeInterval: 7 * time.Second}))
+// TestRulesScrape: an unset scrape interval is pkg/interval's default for
+// the rules' fit; a set one is used as it is.
+func TestRulesScrape(t *testing.T) {
+	require.Equal(t, interval.DefaultScrape, resolveSettings(models.Settings{}).rulesScrape)
+	require.Equal(t, 7*time.Second, resolveSettings(models.Settings{ScrapeInterval: 7 * time.Second}).rulesScrape)
 }
 
 // TestUsableWithoutNames: a rule plan that names no recorded series is not
@@ -40,8 +40,8 @@ func TestStallWindowDefault(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := &plan{exec: &Executor{Settings: models.Settings{ScrapeInterval: tt.scrape, StallWindow: tt.window}}}
-			require.Equal(t, tt.want, p.stallWindow())
+			p := &plan{settings: resolveSettings(models.Settings{ScrapeInterval: tt.scrape, StallWindow: tt.window})}
+			require.Equal(t, tt.want, p.settings.stallWindow)
 		})
 	}
 }
@@ -70,7 +70,7 @@ func TestFleetFailedShareWithoutRequests(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := &plan{exec: &Executor{Settings: models.Settings{ScrapeInterval: 15 * time.Second}},
+			p := &plan{settings: resolveSettings(models.Settings{ScrapeInterval: 15 * time.Second}),
 				builder: vllm.Builder{InstanceLabel: "instance"}, timeRange: interval.Result{End: now}}
 			rows := p.fleetRows(map[string]model.Vector{vllm.FleetSeen: one(1), vllm.FleetRequests: one(tt.requests), vllm.FleetFailed: one(0.5 * min(tt.requests, 1))})
 			require.Len(t, rows, 1)
@@ -80,3 +80,12 @@ func TestFleetFailedShareWithoutRequests(t *testing.T) {
 }
 
 func mut1Ptr(v float64) *float64 { return &v }
+
+// TestResolvedSaturationThresholds: settings built in code (no thresholds)
+// get the defaults; loaded ones are kept as they are.
+func TestResolvedSaturationThresholds(t *testing.T) {
+	require.Equal(t, models.DefaultSaturation(), resolveSettings(models.Settings{}).saturation)
+	th := models.DefaultSaturation()
+	th.KVHigh = 0.5
+	require.Equal(t, th, resolveSettings(models.Settings{Saturation: th}).saturation)
+}
