@@ -10,6 +10,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/prometheus/common/model"
 
+	"github.com/inferops/vllm-datasource/pkg/interval"
 	"github.com/inferops/vllm-datasource/pkg/models"
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
@@ -118,7 +119,7 @@ func (st stalls) note(fl fleet) string {
 			level = "Error: no awake engine is making progress"
 		}
 		msg += fmt.Sprintf(". %s: %s stalled (requests queued, no progress for %s): %s — restart or drain them",
-			level, plural(n, "engine"), humanDuration(st.window), firstFew(st.stalled))
+			level, plural(n, "engine"), interval.Compact(st.window), firstFew(st.stalled))
 	}
 	if st.sleeping > 0 {
 		msg += fmt.Sprintf(". %s sleeping (sleep mode: put to sleep on purpose, neither down nor stalled)", plural(st.sleeping, "engine"))
@@ -132,17 +133,4 @@ func firstFew(names []string) string {
 		return strings.Join(names, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(names[:namedStalled], ", "), len(names)-namedStalled)
-}
-
-// humanDuration writes a duration as a person would: "3m", "90s" as
-// "1m30s", "1h" (time.Duration.String's trailing zero units dropped).
-func humanDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }

@@ -113,15 +113,7 @@ func (c *Client) BuildInfo(ctx context.Context) (v1.BuildinfoResult, error) {
 // MetricNames lists the metric names of the series that selector (a
 // series selector such as {__name__=~"vllm:.+", cluster="eu-1"}) matches.
 func (c *Client) MetricNames(ctx context.Context, sel string, start, end time.Time) ([]string, error) {
-	vals, _, _, err := c.api.LabelValues(ctx, model.MetricNameLabel, []string{sel}, start, end)
-	if err != nil {
-		return nil, classify("label values", err)
-	}
-	out := make([]string, len(vals))
-	for i, v := range vals {
-		out[i] = string(v)
-	}
-	return out, nil
+	return c.LabelValues(ctx, model.MetricNameLabel, sel, start, end)
 }
 
 // LabelValues lists values of label among series matching selector.

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/inferops/vllm-datasource/pkg/interval"
 )
 
 // ProfileKind names a load profile.
@@ -113,13 +115,13 @@ func (p Profile) validate() error {
 func (p Profile) String() string {
 	switch p.Kind {
 	case Ramp:
-		return fmt.Sprintf("ramp:from=%s,to=%s,over=%s", fmtNum(p.From), fmtNum(p.To), fmtDur(p.Over))
+		return fmt.Sprintf("ramp:from=%s,to=%s,over=%s", fmtNum(p.From), fmtNum(p.To), interval.Compact(p.Over))
 	case Bursts:
-		return fmt.Sprintf("bursts:period=%s,length=%s,factor=%s", fmtDur(p.Period), fmtDur(p.Length), fmtNum(p.Factor))
+		return fmt.Sprintf("bursts:period=%s,length=%s,factor=%s", interval.Compact(p.Period), interval.Compact(p.Length), fmtNum(p.Factor))
 	case Step:
-		return fmt.Sprintf("step:at=%s,factor=%s", fmtDur(p.At), fmtNum(p.Factor))
+		return fmt.Sprintf("step:at=%s,factor=%s", interval.Compact(p.At), fmtNum(p.Factor))
 	case Sine:
-		return fmt.Sprintf("sine:period=%s,amplitude=%s", fmtDur(p.Period), fmtNum(p.Amplitude))
+		return fmt.Sprintf("sine:period=%s,amplitude=%s", interval.Compact(p.Period), fmtNum(p.Amplitude))
 	default:
 		return string(p.Kind)
 	}
@@ -162,16 +164,4 @@ func (p *Profile) set(kv string) error {
 		return err
 	}
 	return fmt.Errorf("unknown key %q", k)
-}
-
-// fmtDur writes a duration without zero tails: 10m, not 10m0s; 1h, not 1h0m0s.
-func fmtDur(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 
+	"github.com/inferops/vllm-datasource/pkg/interval"
 	"github.com/inferops/vllm-datasource/pkg/models"
 )
 
@@ -293,7 +294,7 @@ func (b Builder) youngRateUnion(key SignalKey, f models.Filters, suffix, window 
 // written in plain seconds ("75s", not "1m15s") for every back end's parser.
 func youngCovered(sel string, w, res model.Duration) string {
 	return fmt.Sprintf("clamp_min(clamp_max(time() - min_over_time(timestamp(%s)[%s:%s]), %s), %s)",
-		sel, promDur(time.Duration(w+res)), promDur(time.Duration(res)), seconds(w), seconds(res))
+		sel, interval.PromDuration(time.Duration(w+res)), interval.PromDuration(time.Duration(res)), seconds(w), seconds(res))
 }
 
 // seconds renders a duration as a PromQL number of seconds.

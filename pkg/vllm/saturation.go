@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inferops/vllm-datasource/pkg/interval"
 	"github.com/inferops/vllm-datasource/pkg/models"
 )
 
@@ -35,7 +36,7 @@ const (
 // every request that arrived is either finished, running or waiting.
 func (b Builder) SaturationSignals(g models.Grouping, f models.Filters, window time.Duration) []SignalExpr {
 	gl := b.GroupLabels(g)
-	w := promDur(window)
+	w := interval.PromDuration(window)
 	over := func(fn string, key SignalKey) string { return b.fnUnion(fn, key, f, w) }
 	secs := strconv.FormatFloat(window.Seconds(), 'f', -1, 64)
 	return []SignalExpr{
@@ -71,13 +72,6 @@ func (b Builder) fnUnion(fn string, key SignalKey, f models.Filters, window stri
 		return parts[0]
 	}
 	return "(" + strings.Join(parts, " or ") + ")"
-}
-
-func promDur(d time.Duration) string {
-	if d%time.Second == 0 {
-		return fmt.Sprintf("%ds", d/time.Second)
-	}
-	return fmt.Sprintf("%dms", d/time.Millisecond)
 }
 
 // Verdicts of the saturation query type.

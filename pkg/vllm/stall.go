@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/prometheus/model/labels"
 
+	"github.com/inferops/vllm-datasource/pkg/interval"
 	"github.com/inferops/vllm-datasource/pkg/models"
 )
 
@@ -55,7 +56,7 @@ func (b Builder) StalledSeen(gl []string, f models.Filters, window time.Duration
 // exporter of the queue gauges alone is not called stalled. The value is
 // the smallest running plus waiting over the window.
 func (b Builder) Stalled(gl []string, f models.Filters, window time.Duration) string {
-	w := promDur(window)
+	w := interval.PromDuration(window)
 	on := onLabels(gl)
 	busy := agg("sum", gl, b.fnUnion("min_over_time", Running, f, w)) + " + " + agg("sum", gl, b.fnUnion("min_over_time", Waiting, f, w))
 	moved := func(key SignalKey) string { return agg("sum", gl, b.fnUnion("increase", key, f, w)) + " > 0" }
@@ -101,7 +102,7 @@ func (b Builder) HealthStallSignals(f models.Filters, window time.Duration) []Si
 // had a sample in the window before the last one. count_over_time, not
 // present_over_time, so that servers older than Prometheus 2.29 answer.
 func (b Builder) reportedBefore(gl []string, f models.Filters, window time.Duration) string {
-	w := promDur(window)
+	w := interval.PromDuration(window)
 	m := b.matchers(f)
 	parts := []string{}
 	for _, n := range b.names(Running) {
