@@ -6,6 +6,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
+	"github.com/inferops/vllm-datasource/pkg/interval"
 	"github.com/inferops/vllm-datasource/pkg/prom"
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
@@ -76,7 +77,7 @@ func (p *plan) absence(ctx context.Context, n need) string {
 // sample any step of the answer could have read.
 func (p *plan) lookback() string {
 	lookback := p.timeRange.End.Sub(p.timeRange.Start) + p.timeRange.RateInterval
-	return promDuration(lookback.Round(p.timeRange.Step) + p.timeRange.Step)
+	return interval.PromDuration(lookback.Round(p.timeRange.Step) + p.timeRange.Step)
 }
 
 func anyTag(present map[string]bool, tags []string) bool {

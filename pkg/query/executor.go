@@ -143,8 +143,8 @@ func (e *Executor) plan(ctx context.Context, dq backend.DataQuery, m *memo, aler
 		s, det = r.Settings, r.Detector
 	}
 	b := vllm.ForSettings(s)
-	b.Detected, b.Resolution = det.Get(ctx), promDuration(max(e.Settings.ScrapeInterval, time.Second))
-	p := &plan{exec: e, query: q, timeRange: iv, memo: m, alert: alert, window: promDuration(iv.RateInterval), builder: b, det: det,
+	b.Detected, b.Resolution = det.Get(ctx), interval.PromDuration(max(e.Settings.ScrapeInterval, time.Second))
+	p := &plan{exec: e, query: q, timeRange: iv, memo: m, alert: alert, window: interval.PromDuration(iv.RateInterval), builder: b, det: det,
 		settings: resolveSettings(s)}
 	if iv.Clamped {
 		p.notices = []data.Notice{{Severity: data.NoticeSeverityInfo,

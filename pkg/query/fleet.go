@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/inferops/vllm-datasource/pkg/frames"
+	"github.com/inferops/vllm-datasource/pkg/interval"
 	"github.com/inferops/vllm-datasource/pkg/models"
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
@@ -45,7 +46,7 @@ var fleetChecked = []string{vllm.FleetWaiting, vllm.FleetKVUsage, vllm.FleetPree
 // range end, run concurrently through the shared cache, joined here by
 // engine, scored and sorted worst first.
 func (p *plan) fleet(ctx context.Context, _ models.FleetOptions) (data.Frames, error) {
-	lookback := promDuration(max(p.timeRange.End.Sub(p.timeRange.Start), p.timeRange.Step).Round(time.Second) + p.timeRange.RateInterval)
+	lookback := interval.PromDuration(max(p.timeRange.End.Sub(p.timeRange.Start), p.timeRange.Step).Round(time.Second) + p.timeRange.RateInterval)
 	sigs := append(p.builder.FleetSignals(p.query.Filters, p.window, lookback), p.builder.FleetStallSignals(p.query.Filters, p.settings.stallWindow)...)
 	sigs = append(sigs, p.builder.FleetRoleSignal(p.query.Filters))
 	sigs, ruleNotes := p.fleetOnRules(ctx, sigs)

@@ -2,7 +2,6 @@ package query
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -199,14 +198,6 @@ func tagged(s *prom.Series, name string) *prom.Series {
 	}
 	c.Labels[vllm.SignalTagLabel] = name
 	return &c
-}
-
-// promDuration writes a duration the way PromQL reads it ("90s", "250ms").
-func promDuration(d time.Duration) string {
-	if d%time.Second == 0 {
-		return fmt.Sprintf("%ds", d/time.Second)
-	}
-	return fmt.Sprintf("%dms", d/time.Millisecond)
 }
 
 // warningNotices turns Prometheus warnings into frame notices.

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/inferops/vllm-datasource/pkg/frames"
+	"github.com/inferops/vllm-datasource/pkg/interval"
 	"github.com/inferops/vllm-datasource/pkg/models"
 	"github.com/inferops/vllm-datasource/pkg/prom"
 	"github.com/inferops/vllm-datasource/pkg/vllm"
@@ -47,7 +48,7 @@ type topkPlan struct {
 // answer is topk's answer (see topk).
 func (p topkPlan) answer(ctx context.Context) (data.Frames, error) {
 	rng := max(p.timeRange.Range, p.timeRange.Step).Round(p.timeRange.Step)
-	rankRaw, err := p.builder.TopKRanking(p.o.RankBy, p.o.Aggregation, p.o.K, p.query.Grouping, p.query.Filters, p.window, promDuration(rng), promDuration(p.timeRange.Step))
+	rankRaw, err := p.builder.TopKRanking(p.o.RankBy, p.o.Aggregation, p.o.K, p.query.Grouping, p.query.Filters, p.window, interval.PromDuration(rng), interval.PromDuration(p.timeRange.Step))
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/prometheus/common/model"
 
+	"github.com/inferops/vllm-datasource/pkg/interval"
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
@@ -99,7 +100,7 @@ func (p topkPlan) rankPlanFor(tr topkRules, raw string, rng time.Duration) (rank
 		return single(raw), nil
 	}
 	prefix, window := tr.u.rs.Prefix, tr.u.fit.Window
-	all, ok := p.builder.TopKRankingFromRules(prefix, o.RankBy, o.Aggregation, o.K, q.Grouping, q.Filters, window, promDuration(rng), promDuration(step))
+	all, ok := p.builder.TopKRankingFromRules(prefix, o.RankBy, o.Aggregation, o.K, q.Grouping, q.Filters, window, interval.PromDuration(rng), interval.PromDuration(step))
 	lower, lastRaw := end.Add(-rng), tr.from.Add(-step)
 	switch {
 	case !ok || lastRaw.Equal(lower) && o.Aggregation != "last":
@@ -107,11 +108,11 @@ func (p topkPlan) rankPlanFor(tr topkRules, raw string, rng time.Duration) (rank
 	case tr.from.IsZero() || o.Aggregation == "last" || lastRaw.Before(lower):
 		return single(all.Expr), nil
 	}
-	before, err := p.builder.TopKRankingPart(o.RankBy, o.Aggregation, q.Grouping, q.Filters, p.window, promDuration(lastRaw.Sub(lower)), promDuration(step))
+	before, err := p.builder.TopKRankingPart(o.RankBy, o.Aggregation, q.Grouping, q.Filters, p.window, interval.PromDuration(lastRaw.Sub(lower)), interval.PromDuration(step))
 	if err != nil {
 		return rankPlan{}, err
 	}
-	after, ok := p.builder.TopKRankingPartFromRules(prefix, o.RankBy, o.Aggregation, q.Grouping, q.Filters, window, promDuration(end.Sub(lastRaw)-time.Millisecond), promDuration(step))
+	after, ok := p.builder.TopKRankingPartFromRules(prefix, o.RankBy, o.Aggregation, q.Grouping, q.Filters, window, interval.PromDuration(end.Sub(lastRaw)-time.Millisecond), interval.PromDuration(step))
 	if !ok {
 		// Not reachable while the whole-range ranking could be built (same
 		// signal, window and grouping); should a future aggregation differ,
