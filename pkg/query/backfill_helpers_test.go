@@ -25,11 +25,13 @@ type omFamily struct {
 }
 
 // omSeries is one series: the sample's full name (with _total, _bucket,
-// ...), its labels as OpenMetrics writes them, and its value at each
-// sample time.
+// ...), its labels as OpenMetrics writes them, its value at each sample
+// time and, when set, the time of its first sample (an engine started
+// later than the history).
 type omSeries struct {
 	name, labels string
 	value        func(time.Time) float64
+	from         time.Time
 }
 
 // backfilled starts a real Prometheus of kind k on blocks promtool made
@@ -49,6 +51,9 @@ func backfilled(t *testing.T, k promtest.Kind, families []omFamily, start, end t
 		fmt.Fprintf(w, "# TYPE %s %s\n", fam.name, fam.typ)
 		for _, s := range fam.series {
 			for ts := start; !ts.After(end); ts = ts.Add(step) {
+				if ts.Before(s.from) {
+					continue
+				}
 				fmt.Fprintf(w, "%s{%s} %s %s\n", s.name, s.labels, strconv.FormatFloat(s.value(ts), 'g', -1, 64),
 					strconv.FormatFloat(float64(ts.UnixMilli())/1000, 'f', -1, 64))
 			}
