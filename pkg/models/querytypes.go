@@ -5,7 +5,7 @@ package models
 //
 //	go generate ./pkg/models/
 //
-//go:generate go run ./cmd/querytypes -o ../../src/queryTypes.json
+//go:generate go run ../../cmd/querytypes -o ../../src/queryTypes.json
 
 import (
 	"bytes"

@@ -2,7 +2,7 @@
 // QuerySchema) as JSON for the editor, src/queryTypes.json:
 //
 //	go generate ./pkg/models/
-//	go run ./pkg/models/cmd/querytypes -o src/queryTypes.json
+//	go run ./cmd/querytypes -o src/queryTypes.json
 //
 // pkg/models' TestQueryTypesJSON fails while the committed file differs.
 package main
