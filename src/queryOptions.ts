@@ -114,8 +114,6 @@ export const NUMBER = new RegExp(QUERY_TYPES.numberPattern);
 const numberOption = (queryType: VllmQueryType, field: string) => optionSpec(queryType, field).range!;
 
 export const DEFAULT_QUANTILES = optionSpec('waitTime', 'quantiles').default as number[];
-/** The range every quantile must lie in: (0, 1). */
-export const QUANTILE_RANGE = numberOption('waitTime', 'quantiles');
 export const DEFAULT_K = optionSpec('topk', 'k').default as number;
 /** The range of k: whole numbers 1 to 100. */
 export const K_RANGE = numberOption('topk', 'k');
