@@ -16,6 +16,7 @@ import {
   defaultGroupingFor,
   groupingOptionsFor,
 } from './queryOptions';
+import { QUERY_TYPE_KEYS } from './queryTypes.gen';
 import { kError, validateQuery } from './queryValidation';
 import {
   SLO_FAMILY_OPTIONS,
@@ -32,6 +33,10 @@ describe('the table of query types (queryTypes.json, generated from pkg/models)'
     expect(MAX_K).toBe(100);
     expect(DEFAULT_QUANTILES).toEqual([0.5, 0.9, 0.99]);
     expect(MAX_FILTER_VALUES).toBe(500);
+  });
+
+  it('has the same query types in both generated files (queryTypes.json and queryTypes.gen.ts)', () => {
+    expect(QUERY_TYPE_KEYS).toEqual(QUERY_TYPES.types.map((t) => t.type));
   });
 
   it('lists every query type and grouping in the backend order, each with editor wording', () => {

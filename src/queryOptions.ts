@@ -1,11 +1,13 @@
 /*
  * The choices the query editor offers and the defaults it shows. The values, their order, the defaults and the limits
  * come from the backend's table of query types (pkg/models/querytable.go), written to queryTypes.json by
- * `go generate ./pkg/models/`; only labels and descriptions, which are UI wording, live here. The backend applies the
- * same defaults when a field is left out, so the editor never has to write a default to get data.
+ * `go generate ./pkg/models/`, which also writes queryTypes.gen.ts (the query types and their labels and descriptions,
+ * from pkg/models/querywording.go); the wording of the other values, which is UI wording, lives here. The backend
+ * applies the same defaults when a field is left out, so the editor never has to write a default to get data.
  */
 import { ComboboxOption } from '@grafana/ui';
 
+import { QUERY_TYPE_WORDING } from './queryTypes.gen';
 import queryTypes from './queryTypes.json';
 import {
   VllmAggregation,
@@ -112,8 +114,6 @@ export const NUMBER = new RegExp(QUERY_TYPES.numberPattern);
 const numberOption = (queryType: VllmQueryType, field: string) => optionSpec(queryType, field).range!;
 
 export const DEFAULT_QUANTILES = optionSpec('waitTime', 'quantiles').default as number[];
-/** The range every quantile must lie in: (0, 1). */
-export const QUANTILE_RANGE = numberOption('waitTime', 'quantiles');
 export const DEFAULT_K = optionSpec('topk', 'k').default as number;
 /** The range of k: whole numbers 1 to 100. */
 export const K_RANGE = numberOption('topk', 'k');
@@ -126,37 +126,7 @@ export const DEFAULT_GPU_FORMAT = optionSpec('gpu', 'format').default as VllmGpu
 /** The backend's MaxFilterValues: one selector may not list more values. */
 export const MAX_FILTER_VALUES = QUERY_TYPES.maxFilterValues;
 
-const QUERY_TYPE_WORDING: Record<VllmQueryType, Wording> = {
-  queue: { label: 'Queue depth', description: 'Running and waiting requests' },
-  waitTime: { label: 'Wait time', description: 'Queue / first-token latency quantiles' },
-  preemptions: { label: 'Preemptions', description: 'Requests preempted for lack of KV cache' },
-  topk: { label: 'Top-k', description: 'The k busiest servers or engines' },
-  gpu: { label: 'GPU', description: 'GPU memory, utilisation and power, joined to the vLLM engine on it' },
-  fleet: { label: 'Fleet', description: 'One row per engine: state, load, latency; worst first' },
-  saturation: { label: 'Saturation', description: 'A verdict per instance (queueing, KV-bound, …) with its evidence' },
-  slo: { label: 'SLO', description: 'Latency or availability objective: attainment, error budget, burn rates' },
-  host: { label: 'Host', description: 'CPU, memory, network and disk of the host under each instance' },
-  prefixCache: {
-    label: 'Prefix cache',
-    description: 'Prefix-cache hit rate (local and KV connector) and prompt tokens/s by source',
-  },
-  specDecode: {
-    label: 'Speculative decoding',
-    description: 'Draft acceptance rate, mean acceptance length, acceptance by draft position',
-  },
-  lora: { label: 'LoRA adapters', description: 'The LoRA adapters in use on each server, and max_loras' },
-  kvTransfer: {
-    label: 'KV transfer',
-    description: 'Prefill/decode KV-cache transfers (NIXL): time quantiles, bytes/s, failures/s',
-  },
-  workload: {
-    label: 'Workload',
-    description: 'Prompt and output lengths (means or heatmaps), finished requests/s, error share',
-  },
-  promql: { label: 'PromQL', description: 'Raw PromQL, for panels no vLLM query type covers' },
-};
-
-/** Every query type, in the backend's order. */
+/** Every query type, in the backend's order, with its wording from the generated queryTypes.gen.ts. */
 export const QUERY_TYPE_OPTIONS: Array<ComboboxOption<VllmQueryType>> = QUERY_TYPES.types.map((t) => ({
   value: t.type,
   ...(QUERY_TYPE_WORDING[t.type] ?? { label: t.type }),

@@ -1,4 +1,5 @@
 import {
+  QueryErrors,
   filterError,
   formatQuantiles,
   intervalError,
@@ -9,6 +10,7 @@ import {
   quantileError,
   validateQuery,
 } from './queryValidation';
+import { QUERY_TYPES } from './queryOptions';
 import { VllmQuery } from './types';
 
 describe('quantiles (pkg/models/query.go parseWaitTime)', () => {
@@ -126,5 +128,31 @@ describe('validateQuery', () => {
     expect(validateQuery({ refId: 'A', queryType: 'gpu', source: 'nvml' as never }).source).toMatch(/Unknown/);
     expect(validateQuery({ refId: 'A', queryType: 'gpu', source: 'dcgm' })).toEqual({});
     expect(validateQuery({ refId: 'A', queryType: 'gpu', source: 'prometheus', format: 'series' })).toEqual({});
+  });
+});
+
+describe('validateQuery reads the table (queryTypes.json), not a case per type', () => {
+  const options = QUERY_TYPES.types.flatMap((t) => (t.options ?? []).map((o) => [t.type, o.field, o] as const));
+
+  it.each(options.filter(([, , o]) => o.kind === 'choice'))('flags an unknown %s %s', (queryType, field) => {
+    const errors = validateQuery({ refId: 'A', queryType, [field]: 'no-such-value' } as VllmQuery);
+    expect(errors[field as keyof typeof errors]).toMatch(/^Unknown .* "no-such-value"; pick one from the list/);
+  });
+
+  it.each(options.filter(([, , o]) => o.kind === 'integer' || o.kind === 'number'))(
+    'flags %s %s above its range and accepts its default',
+    (queryType, field, o) => {
+      const above = { refId: 'A', queryType, [field]: o.range!.max + 1 } as VllmQuery;
+      expect(validateQuery(above)[field as keyof QueryErrors]).toMatch(/ must be /);
+      if (o.default !== undefined) {
+        expect(validateQuery({ refId: 'A', queryType, [field]: o.default } as VllmQuery)).toEqual({});
+      }
+    }
+  );
+
+  it('flags an unknown SLO objective, which the backend refuses (before, only the backend said so)', () => {
+    expect(validateQuery({ refId: 'A', queryType: 'slo', objective: 'uptime' as never }).objective).toBe(
+      'Unknown objective "uptime"; pick one from the list or a variable'
+    );
   });
 });

@@ -1,17 +1,16 @@
 /*
  * The slo query's choices, defaults and checks. The values, defaults, limits and vLLM's bucket bounds come from the
  * backend's table of query types (queryTypes.json, generated from pkg/models/querytable.go); the wording is the
- * editor's. Kept apart from the other query types' options so each type's rules stay in one place.
+ * editor's. The checks are queryValidation.ts's, generic over the table; the wrappers here name the slo fields.
  */
 import { ComboboxOption } from '@grafana/ui';
 
-import { NUMBER, choiceOptions, hasVariable, inRange, optionSpec, typeSpec } from './queryOptions';
+import { NUMBER, choiceOptions, optionSpec, typeSpec } from './queryOptions';
+import { optionError } from './queryValidation';
 import { VllmQuery, VllmSloFamily, VllmSloObjective, VllmSloSignal } from './types';
 
 const SLO = typeSpec('slo')!.slo!;
 const THRESHOLD_RANGE = optionSpec('slo', 'threshold').range!;
-const TARGET_RANGE = optionSpec('slo', 'target').range!;
-const WINDOW_RANGE = optionSpec('slo', 'window').durations!;
 
 /** The default target of an objective kind: errors are rarer than slow requests, so availability's is higher. */
 function objectiveTarget(name: VllmSloObjective): number {
@@ -87,91 +86,19 @@ export function parseNumber(text: string): number | string | undefined {
   return NUMBER.test(t) ? Number(t) : t;
 }
 
-/** A numeric option as a number, or undefined when absent or a variable (checked once resolved, by the backend). */
-function numeric(label: string, v: number | string | undefined): number | string | undefined {
-  if (v === undefined || typeof v === 'number') {
-    return v;
-  }
-  const t = v.trim();
-  if (hasVariable(t)) {
-    return undefined;
-  }
-  return NUMBER.test(t) ? Number(t) : `${label} "${v}" is not a number`;
-}
-
+/** The threshold's check (pkg/models/querytable.go: seconds in (0, 100000]); a variable is checked once resolved. */
 export function thresholdError(v: number | string | undefined): string | undefined {
-  const n = numeric('Threshold', v);
-  if (typeof n === 'string') {
-    return n;
-  }
-  if (n !== undefined && !inRange(THRESHOLD_RANGE, n)) {
-    return `Threshold must be seconds above ${THRESHOLD_RANGE.min}, up to ${THRESHOLD_RANGE.max}`;
-  }
-  return undefined;
+  return optionError('slo', 'threshold', v);
 }
 
+/** The target's check: a share strictly between 0 and 1. */
 export function targetError(v: number | string | undefined): string | undefined {
-  const n = numeric('Target', v);
-  if (typeof n === 'string') {
-    return n;
-  }
-  if (n !== undefined && !inRange(TARGET_RANGE, n)) {
-    return `Target must be between ${TARGET_RANGE.min} and ${TARGET_RANGE.max} (exclusive); write 99% as 0.99`;
-  }
-  return undefined;
+  return optionError('slo', 'target', v);
 }
 
-const DURATION = /^(\d+(ms|s|m|h|d|w|y))+$/;
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1e3, m: 6e4, h: 3.6e6, d: 8.64e7, w: 6.048e8, y: 3.1536e10 };
-
-/** Milliseconds of a Prometheus duration such as "28d" or "1h30m". */
-function durationMs(v: string): number {
-  let total = 0;
-  for (const [, n, unit] of v.matchAll(/(\d+)(ms|s|m|h|d|w|y)/g)) {
-    total += Number(n) * UNIT_MS[unit];
-  }
-  return total;
-}
-
+/** The window's check: a Prometheus duration from 1h to 366d. */
 export function windowError(v: string | undefined): string | undefined {
-  const t = (v ?? '').trim();
-  if (t === '' || hasVariable(t)) {
-    return undefined;
-  }
-  if (!DURATION.test(t)) {
-    return `Window "${v}" is not a Prometheus duration such as 28d or 30d`;
-  }
-  const ms = durationMs(t);
-  if (ms < durationMs(WINDOW_RANGE.min) || ms > durationMs(WINDOW_RANGE.max)) {
-    return `Window must be from ${WINDOW_RANGE.min} to ${WINDOW_RANGE.max}`;
-  }
-  return undefined;
-}
-
-/** The slo query's checks; the keys are QueryErrors keys. */
-export function sloErrors(
-  q: VllmQuery
-): Partial<Record<'family' | 'threshold' | 'target' | 'window' | 'signals', string>> {
-  const out: Partial<Record<'family' | 'threshold' | 'target' | 'window' | 'signals', string>> = {};
-  const family = q.family;
-  const latency = !isAvailability(q);
-  if (latency && family && !hasVariable(family) && !SLO_FAMILY_OPTIONS.some((o) => o.value === family)) {
-    out.family = `Unknown SLO latency "${family}"; pick one from the list or a variable`;
-  }
-  const bad = (q.signals ?? []).find((s) => !SLO_SIGNAL_OPTIONS.some((o) => o.value === s));
-  const checks = {
-    // An availability objective ignores a threshold left from a latency one, as the backend does.
-    threshold: latency ? thresholdError(q.threshold) : undefined,
-    target: targetError(q.target),
-    window: windowError(q.window),
-    signals: bad === undefined ? undefined : `Unknown signal "${bad}"`,
-  };
-  for (const [k, v] of Object.entries(checks)) {
-    if (v) {
-      out[k as keyof typeof checks] = v;
-    }
-  }
-  return out;
+  return optionError('slo', 'window', v);
 }
 
 /** What the editor says a threshold becomes, or undefined when it is a bound already (or not a number yet). */

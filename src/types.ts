@@ -8,26 +8,14 @@ import {
 } from '@grafana/data';
 import { DataQuery } from '@grafana/schema';
 
+import { VllmQueryType } from './queryTypes.gen';
+
 /**
  * What a query asks the backend for. The backend (pkg/) turns each kind into PromQL over the vLLM metrics,
  * so the frontend only carries intent; `promql` is the escape hatch for panels no vLLM query type covers.
+ * The union is generated from the backend's table of query types (queryTypes.gen.ts, `go generate ./pkg/models/`).
  */
-export type VllmQueryType =
-  | 'queue'
-  | 'waitTime'
-  | 'preemptions'
-  | 'topk'
-  | 'gpu'
-  | 'fleet'
-  | 'saturation'
-  | 'slo'
-  | 'host'
-  | 'workload'
-  | 'specDecode'
-  | 'lora'
-  | 'prefixCache'
-  | 'kvTransfer'
-  | 'promql';
+export type { VllmQueryType };
 
 /**
  * How series are grouped:

@@ -1,11 +1,16 @@
 package models
 
-// The editor reads the same table as src/queryTypes.json. Regenerate it after
-// changing the table (TestQueryTypesJSON fails until you do):
+// The editor reads the same table as src/queryTypes.json, and its query
+// types and their wording as src/queryTypes.gen.ts. Regenerate both after
+// changing the table or querywording.go (TestQueryTypesJSON and
+// TestQueryTypesTS fail until you do):
 //
 //	go generate ./pkg/models/
 //
-//go:generate go run ./cmd/querytypes -o ../../src/queryTypes.json
+// The generator is cmd/querytypes: it reads pkg/vllm, which imports this
+// package, so it cannot live below it.
+//
+//go:generate go run ../../cmd/querytypes -o ../../src/queryTypes.json -ts ../../src/queryTypes.gen.ts
 
 import (
 	"bytes"

@@ -30,6 +30,37 @@ func TestQueryTypesJSON(t *testing.T) {
 			"regenerate it with `go generate ./pkg/models/` and commit it")
 }
 
+// queryTypesTSFile is the editor's query types and their wording.
+const queryTypesTSFile = "../../src/queryTypes.gen.ts"
+
+// TestQueryTypesTS fails when src/queryTypes.gen.ts, which the editor
+// compiles against, is not exactly what the generator writes from the table
+// and its wording (querywording.go). Byte for byte: the file is generated
+// and prettier leaves it alone (.prettierignore).
+func TestQueryTypesTS(t *testing.T) {
+	ts, err := models.SchemaTS()
+	require.NoError(t, err)
+	raw, err := os.ReadFile(queryTypesTSFile)
+	require.NoError(t, err)
+	require.Equal(t, string(ts), string(raw),
+		"src/queryTypes.gen.ts differs from the query table (pkg/models/querytable.go, querywording.go): "+
+			"regenerate it with `go generate ./pkg/models/` and commit it")
+}
+
+// TestQueryWording pins that every query type, and only those, has a label
+// and a description for the editor's type picker.
+func TestQueryWording(t *testing.T) {
+	for _, qt := range models.QueryTypes {
+		w, ok := models.Wording(qt)
+		require.True(t, ok, "%s has no wording in pkg/models/querywording.go", qt)
+		require.NotEmpty(t, w.Label, qt)
+		require.NotEmpty(t, w.Description, qt)
+		require.NotEqual(t, string(qt), w.Label, "%s: the label is the bare type name", qt)
+	}
+	_, ok := models.Wording("nope")
+	require.False(t, ok)
+}
+
 // TestQuerySchemaLookups pins that the table is complete: every query type
 // has an entry, each default is one of its values, each default grouping
 // one of the type's groupings.

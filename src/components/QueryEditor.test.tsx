@@ -3,7 +3,8 @@ import { fireEvent, render, screen, waitFor } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { setTemplateSrv } from '@grafana/runtime';
 
-import { QueryEditor } from './QueryEditor';
+import { OPTIONS_COMPONENTS, QueryEditor } from './QueryEditor';
+import { QUERY_TYPE_KEYS } from '../queryTypes.gen';
 import { FakeResources, FakeTemplateSrv, makeDataSource } from '../testing/fixtures';
 import { pick, pickOne } from '../testing/combobox';
 import { VllmQuery } from '../types';
@@ -142,6 +143,23 @@ describe('QueryEditor: query type', () => {
   ])('shows only the options %s takes (%j)', (queryType, extra, fields) => {
     setup({ refId: 'A', queryType, ...extra });
     expect(shownFields()).toEqual(fields);
+  });
+});
+
+describe('QueryEditor: options per query type', () => {
+  it('has an options component for every query type of the table, and no other', () => {
+    expect(Object.keys(OPTIONS_COMPONENTS).sort()).toEqual([...QUERY_TYPE_KEYS].sort());
+  });
+
+  it.each(QUERY_TYPE_KEYS)('renders the editor for %s', (queryType) => {
+    setup({ refId: 'A', queryType });
+    expect(screen.getByText('Query', { selector: 'label' })).toBeInTheDocument();
+  });
+
+  it('shows no options of their own for the types that have none', () => {
+    for (const queryType of ['queue', 'fleet', 'host', 'prefixCache', 'specDecode'] as const) {
+      expect(OPTIONS_COMPONENTS[queryType].name).toBe('NoOptions');
+    }
   });
 });
 

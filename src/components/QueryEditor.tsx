@@ -1,4 +1,4 @@
-import React from 'react';
+import React, { ComponentType } from 'react';
 import { Combobox, ComboboxOption, InlineField, InlineFieldRow, RadioButtonGroup, Stack } from '@grafana/ui';
 
 import { QUERY_TYPES, QUERY_TYPE_OPTIONS, defaultGroupingFor, groupingOptionsFor } from '../queryOptions';
@@ -16,6 +16,7 @@ import { SloOptions } from './query/SloOptions';
 import { WorkloadOptions } from './query/WorkloadOptions';
 import { TopKOptions } from './query/TopKOptions';
 import { WaitTimeOptions } from './query/WaitTimeOptions';
+import { OptionsProps } from './query/types';
 
 export type Props = VllmQueryEditorProps & {
   /**
@@ -23,6 +24,51 @@ export type Props = VllmQueryEditorProps & {
    * grouping / legend, which only shape series, are not shown for them.
    */
   annotationMode?: boolean;
+};
+
+/** What each type's options component gets: the common props, and whether the editor is the annotation editor. */
+type TypeOptionsProps = OptionsProps & { annotationMode: boolean };
+
+/** For the types that have no options of their own (their grouping, filters and common options are enough). */
+function NoOptions(): null {
+  return null;
+}
+
+/** Preemptions' output switch; the annotation editor always asks for events, so it shows none there. */
+function PreemptionTypeOptions({ annotationMode, ...props }: TypeOptionsProps) {
+  return annotationMode ? null : <PreemptionOptions {...props} />;
+}
+
+/**
+ * Each query type's own options. A Record over VllmQueryType (generated from the backend's table,
+ * queryTypes.gen.ts): a type added to the table fails to compile here until it has its entry.
+ */
+export const OPTIONS_COMPONENTS: Record<VllmQueryType, ComponentType<TypeOptionsProps>> = {
+  queue: NoOptions,
+  waitTime: WaitTimeOptions,
+  preemptions: PreemptionTypeOptions,
+  topk: TopKOptions,
+  gpu: GpuOptions,
+  // Always one table row per engine: its only format is the table.
+  fleet: NoOptions,
+  saturation: SaturationOptions,
+  slo: SloOptions,
+  host: NoOptions,
+  prefixCache: NoOptions,
+  specDecode: NoOptions,
+  lora: LoRAOptions,
+  kvTransfer: KVTransferOptions,
+  workload: WorkloadOptions,
+  promql: PromQLOptions,
+};
+
+/**
+ * Where a type's options sit when not below the filters: preemptions' output switch beside the query type, the
+ * PromQL expression above the (hidden) filters.
+ */
+const OPTIONS_PLACE: Partial<Record<VllmQueryType, 'queryRow' | 'aboveFilters'>> = {
+  preemptions: 'queryRow',
+  promql: 'aboveFilters',
 };
 
 const ALL_FILTERS: FilterKey[] = ['models', 'instances', 'engines'];
@@ -98,6 +144,9 @@ export function QueryEditor({ query: rawQuery, datasource, onChange, onRunQuery,
   // it holds an invalid value (from hand-written JSON), or the error could not be seen nor fixed.
   const filters = ALL_FILTERS.filter((key) => filtersFor(queryType).includes(key) || errors[key]);
   const common = { query, errors, variableRefs, onChange: change };
+  const Options = OPTIONS_COMPONENTS[queryType] ?? NoOptions;
+  const place = OPTIONS_PLACE[queryType] ?? 'belowFilters';
+  const options = <Options {...common} annotationMode={annotationMode} />;
 
   return (
     <Stack direction="column" gap={0}>
@@ -111,7 +160,7 @@ export function QueryEditor({ query: rawQuery, datasource, onChange, onRunQuery,
             onChange={onQueryTypeChange}
           />
         </InlineField>
-        {queryType === 'preemptions' && !annotationMode && <PreemptionOptions {...common} />}
+        {place === 'queryRow' && options}
         {!events && queryType !== 'promql' && queryType !== 'fleet' && (
           <InlineField label="Group by" labelWidth={12} invalid={Boolean(errors.grouping)} error={errors.grouping}>
             <RadioButtonGroup<VllmGrouping>
@@ -122,7 +171,7 @@ export function QueryEditor({ query: rawQuery, datasource, onChange, onRunQuery,
           </InlineField>
         )}
       </InlineFieldRow>
-      {queryType === 'promql' && <PromQLOptions {...common} />}
+      {place === 'aboveFilters' && options}
       <FilterFields
         datasource={datasource}
         show={filters}
@@ -132,14 +181,7 @@ export function QueryEditor({ query: rawQuery, datasource, onChange, onRunQuery,
         errors={errors}
         onChange={(key, values) => change({ [key]: values })}
       />
-      {queryType === 'waitTime' && <WaitTimeOptions {...common} />}
-      {queryType === 'topk' && <TopKOptions {...common} />}
-      {queryType === 'gpu' && <GpuOptions {...common} />}
-      {queryType === 'saturation' && <SaturationOptions {...common} />}
-      {queryType === 'slo' && <SloOptions {...common} />}
-      {queryType === 'workload' && <WorkloadOptions {...common} />}
-      {queryType === 'kvTransfer' && <KVTransferOptions {...common} />}
-      {queryType === 'lora' && <LoRAOptions {...common} />}
+      {place === 'belowFilters' && options}
       <CommonOptions
         {...common}
         showLegend={series}

@@ -1,9 +1,7 @@
 import React from 'react';
-import { InlineField, InlineFieldRow } from '@grafana/ui';
+import { InlineFieldRow } from '@grafana/ui';
 
-import { DEFAULT_QUANTILES } from '../../queryOptions';
-import { formatQuantiles, parseQuantiles } from '../../queryValidation';
-import { CommitInput } from './CommitInput';
+import { QuantilesField } from './QuantilesField';
 import { OptionsProps } from './types';
 
 /**
@@ -13,22 +11,13 @@ import { OptionsProps } from './types';
 export function KVTransferOptions({ query, errors, onChange }: OptionsProps) {
   return (
     <InlineFieldRow>
-      <InlineField
-        label="Quantiles"
-        labelWidth={12}
-        tooltip="Transfer-time quantiles, comma-separated, strictly between 0 and 1, e.g. 0.5, 0.9, 0.99. Variables allowed. Empty: 0.5, 0.9, 0.99."
-        invalid={Boolean(errors.quantiles)}
-        error={errors.quantiles}
-      >
-        <CommitInput
-          id="vllm-kv-quantiles"
-          width={24}
-          value={formatQuantiles(query.quantiles)}
-          placeholder={formatQuantiles(DEFAULT_QUANTILES)}
-          invalid={Boolean(errors.quantiles)}
-          onCommit={(text) => onChange({ quantiles: parseQuantiles(text) })}
-        />
-      </InlineField>
+      <QuantilesField
+        id="vllm-kv-quantiles"
+        what="Transfer-time quantiles"
+        query={query}
+        errors={errors}
+        onChange={onChange}
+      />
     </InlineFieldRow>
   );
 }

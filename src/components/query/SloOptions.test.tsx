@@ -62,6 +62,11 @@ describe('QueryEditor: slo', () => {
     expect(onRunQuery).not.toHaveBeenCalled();
   });
 
+  it('shows the error of an objective kind the backend does not know (from hand-written JSON)', () => {
+    setup({ ...base, objective: 'uptime' as never });
+    expect(screen.getByText('Unknown objective "uptime"; pick one from the list or a variable')).toBeInTheDocument();
+  });
+
   it('shows the error of a stored bad window', () => {
     setup({ ...base, window: '5m' });
     expect(screen.getByText('Window must be from 1h to 366d')).toBeInTheDocument();

@@ -34,6 +34,8 @@ export function SloOptions({ query, errors, variableRefs, onChange }: OptionsPro
           label="Objective"
           labelWidth={14}
           tooltip="Latency: requests under a threshold of a latency histogram. Availability: finished requests that did not end in error (vLLM's finished_reason); client aborts never reach vLLM's metrics, so client-side failures are not in it."
+          invalid={Boolean(errors.objective)}
+          error={errors.objective}
         >
           <RadioButtonGroup<VllmSloObjective>
             options={SLO_OBJECTIVE_OPTIONS}

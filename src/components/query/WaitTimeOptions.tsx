@@ -1,32 +1,16 @@
 import React from 'react';
 import { InlineField, InlineFieldRow, InlineSwitch } from '@grafana/ui';
 
-import { DEFAULT_FAMILY, DEFAULT_QUANTILES, FAMILY_OPTIONS } from '../../queryOptions';
-import { formatQuantiles, parseQuantiles } from '../../queryValidation';
+import { DEFAULT_FAMILY, FAMILY_OPTIONS } from '../../queryOptions';
 import { ChoiceField } from './ChoiceField';
-import { CommitInput } from './CommitInput';
+import { QuantilesField } from './QuantilesField';
 import { OptionsProps } from './types';
 
 /** Wait time: which quantiles of which latency histogram, and whether to count requests still waiting. */
 export function WaitTimeOptions({ query, errors, variableRefs, onChange }: OptionsProps) {
   return (
     <InlineFieldRow>
-      <InlineField
-        label="Quantiles"
-        labelWidth={12}
-        tooltip="Comma-separated quantiles strictly between 0 and 1, e.g. 0.5, 0.9, 0.99. Variables allowed. Empty: 0.5, 0.9, 0.99."
-        invalid={Boolean(errors.quantiles)}
-        error={errors.quantiles}
-      >
-        <CommitInput
-          id="vllm-quantiles"
-          width={24}
-          value={formatQuantiles(query.quantiles)}
-          placeholder={formatQuantiles(DEFAULT_QUANTILES)}
-          invalid={Boolean(errors.quantiles)}
-          onCommit={(text) => onChange({ quantiles: parseQuantiles(text) })}
-        />
-      </InlineField>
+      <QuantilesField id="vllm-quantiles" what="Latency quantiles" query={query} errors={errors} onChange={onChange} />
       <ChoiceField
         label="Latency"
         id="vllm-family"
