@@ -54,6 +54,9 @@ type TypeSpec struct {
 	Options []Option `json:"options,omitempty"`
 	// SLO holds the slo type's objective kinds and bucket bounds.
 	SLO *SLOSpec `json:"slo,omitempty"`
+	// Wording is the type's label and description in the editor's type
+	// picker (worded); SchemaTS writes it into src/queryTypes.gen.ts.
+	Wording TypeWording `json:"-"`
 	// decode fills the type's options struct (typed, options.go).
 	decode decoder
 }

@@ -50,7 +50,7 @@ export const QUERY_TYPE_KEYS: readonly VllmQueryType[] = [
 export const QUERY_TYPE_WORDING: Record<VllmQueryType, { label: string; description: string }> = {
 `)
 	for _, t := range schema.Types {
-		w := queryWording[t.Type]
+		w := t.Wording
 		fmt.Fprintf(&b, "  %s: {\n    label: %s,\n    description: %s,\n  },\n",
 			tsKey(string(t.Type)), tsString(w.Label), tsString(w.Description))
 	}
