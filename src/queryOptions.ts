@@ -2,7 +2,7 @@
  * The choices the query editor offers and the defaults it shows. The values, their order, the defaults and the limits
  * come from the backend's table of query types (pkg/models/querytable.go), written to queryTypes.json by
  * `go generate ./pkg/models/`, which also writes queryTypes.gen.ts (the query types and their labels and descriptions,
- * from pkg/models/querywording.go); the wording of the other values, which is UI wording, lives here. The backend
+ * from the query table, pkg/models/querytable.go); the wording of the other values, which is UI wording, lives here. The backend
  * applies the same defaults when a field is left out, so the editor never has to write a default to get data.
  */
 import { ComboboxOption } from '@grafana/ui';

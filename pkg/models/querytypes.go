@@ -2,7 +2,7 @@ package models
 
 // The editor reads the same table as src/queryTypes.json, and its query
 // types and their wording as src/queryTypes.gen.ts. Regenerate both after
-// changing the table or querywording.go (TestQueryTypesJSON and
+// changing the table (TestQueryTypesJSON and
 // TestQueryTypesTS fail until you do):
 //
 //	go generate ./pkg/models/

@@ -35,7 +35,7 @@ const queryTypesTSFile = "../../src/queryTypes.gen.ts"
 
 // TestQueryTypesTS fails when src/queryTypes.gen.ts, which the editor
 // compiles against, is not exactly what the generator writes from the table
-// and its wording (querywording.go). Byte for byte: the file is generated
+// and its wording (each entry's worded). Byte for byte: the file is generated
 // and prettier leaves it alone (.prettierignore).
 func TestQueryTypesTS(t *testing.T) {
 	ts, err := models.SchemaTS()
@@ -43,7 +43,7 @@ func TestQueryTypesTS(t *testing.T) {
 	raw, err := os.ReadFile(queryTypesTSFile)
 	require.NoError(t, err)
 	require.Equal(t, string(ts), string(raw),
-		"src/queryTypes.gen.ts differs from the query table (pkg/models/querytable.go, querywording.go): "+
+		"src/queryTypes.gen.ts differs from the query table (pkg/models/querytable.go): "+
 			"regenerate it with `go generate ./pkg/models/` and commit it")
 }
 
@@ -52,7 +52,7 @@ func TestQueryTypesTS(t *testing.T) {
 func TestQueryWording(t *testing.T) {
 	for _, qt := range models.QueryTypes {
 		w, ok := models.Wording(qt)
-		require.True(t, ok, "%s has no wording in pkg/models/querywording.go", qt)
+		require.True(t, ok, "%s has no wording in its query-table entry (worded)", qt)
 		require.NotEmpty(t, w.Label, qt)
 		require.NotEmpty(t, w.Description, qt)
 		require.NotEqual(t, string(qt), w.Label, "%s: the label is the bare type name", qt)
