@@ -51,12 +51,34 @@ const QUERY_TYPES = [
   { label: 'PromQL', value: 'promql', shows: 'Expr', file: 'query-promql.png' },
 ];
 
+/** Escapes a string for use inside a RegExp. */
+function reEscape(s) {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** Closes whatever menu is open, so the next click on a picker opens it rather than toggling it shut. */
+async function closeMenus(page) {
+  const open = page.getByRole('listbox');
+  for (let i = 0; i < 3 && (await open.count()) > 0; i++) {
+    await page.keyboard.press('Escape');
+    await open
+      .first()
+      .waitFor({ state: 'detached', timeout: 2_000 })
+      .catch(() => {});
+  }
+}
+
 /**
- * Clicks the open menu's option called name. Combobox renders only the options in view (a virtual list), so the
- * later ones of a long list exist only once the list is scrolled to them.
+ * Opens picker's menu and clicks its option called name (the option's accessible name starts with its label; the
+ * description follows). Combobox renders only the options in view (a virtual list), so the later ones of a long
+ * list exist only once the list is scrolled to them; on a busy machine a scroll can re-render the option under the
+ * pointer, so the click is retried on a freshly found element.
  */
-async function pickOption(page, name) {
-  const option = page.getByRole('option', { name }).first();
+async function pickOption(page, picker, name) {
+  await closeMenus(page);
+  await picker.click();
+  await page.getByRole('option').first().waitFor();
+  const option = page.getByRole('option', { name: new RegExp(`^${reEscape(name)}`) }).first();
   for (let i = 0; i < 40 && (await option.count()) === 0; i++) {
     // From the top (the list opens at the selected option), then down.
     // Scroll the nearest scrollable ancestor of the options that are rendered.
@@ -74,7 +96,17 @@ async function pickOption(page, name) {
       }, i === 0);
     await page.waitForTimeout(50);
   }
-  await option.click();
+  let last;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      await option.scrollIntoViewIfNeeded({ timeout: 5_000 });
+      await option.click({ timeout: 5_000 });
+      return;
+    } catch (err) {
+      last = err;
+    }
+  }
+  throw last;
 }
 
 /** Serves the built page, and @grafana/ui's icons where the page's __grafana_public_path__ points. */
@@ -116,7 +148,27 @@ async function step(name, fn) {
     console.log(`ok   ${name} (${Date.now() - start} ms)`);
   } catch (err) {
     fail(`${name}: ${err instanceof Error ? err.message.split('\n')[0] : err}`);
+    await describePage(name);
   }
+}
+
+/** The page the steps drive, so a failed step can say what was on it. */
+let currentPage;
+
+/** Prints what a failed step left on the page (open menus, their options, the focused element), and leaves no menu open. */
+async function describePage(name) {
+  if (!currentPage) {
+    return;
+  }
+  const state = await currentPage
+    .evaluate(() => ({
+      listboxes: document.querySelectorAll('[role="listbox"]').length,
+      options: [...document.querySelectorAll('[role="option"]')].map((o) => o.textContent.slice(0, 40)),
+      focused: document.activeElement ? document.activeElement.outerHTML.slice(0, 160) : null,
+    }))
+    .catch((e) => ({ unreadable: String(e) }));
+  console.log(`info after "${name}" failed: ${JSON.stringify(state)}`);
+  await closeMenus(currentPage).catch(() => {});
 }
 
 /**
@@ -166,6 +218,7 @@ async function main() {
   try {
     const page = context.pages()[0] ?? (await context.newPage());
     page.setDefaultTimeout(TIMEOUT_MS);
+    currentPage = page;
     page.on('pageerror', (err) => fail(`uncaught error in the page: ${err.message}`));
     page.on('console', (msg) => {
       // Grafana's web fonts are not part of the npm packages; their 404s are expected and harmless.
@@ -239,8 +292,7 @@ async function main() {
     for (const type of QUERY_TYPES) {
       await step(`query type "${type.label}" can be chosen`, async () => {
         const picker = editor.getByLabel('Query', { exact: true });
-        await picker.click();
-        await pickOption(page, type.label);
+        await pickOption(page, picker, type.label);
         await editor.getByText(type.shows, { exact: true }).first().waitFor();
         await waitForJson(page, 'query-json', (q) => q.queryType === type.value, `queryType is not ${type.value}`);
         if ((await picker.inputValue()) !== type.label) {
@@ -255,8 +307,8 @@ async function main() {
       // With a later option selected, Combobox keeps that option's index highlighted after filtering, which can
       // point past the filtered list; Enter then hands over no option. The editor must ignore it, not throw.
       const picker = editor.getByLabel('Query', { exact: true });
-      await picker.click();
-      await pickOption(page, 'GPU');
+      await pickOption(page, picker, 'GPU');
+      await closeMenus(page);
       await picker.click();
       await picker.pressSequentially('Top');
       await picker.press('Enter');
@@ -266,8 +318,8 @@ async function main() {
     });
 
     await step('filters list the backend values and add the picked one', async () => {
-      await editor.getByLabel('Query', { exact: true }).click();
-      await pickOption(page, 'Queue depth');
+      await pickOption(page, editor.getByLabel('Query', { exact: true }), 'Queue depth');
+      await closeMenus(page);
       // Editor at the top of the viewport, so the menu has room to open downwards, into the screenshot below.
       await editor.evaluate((e) => e.scrollIntoView({ block: 'start' }));
       await editor.getByLabel('Models').click();
@@ -297,8 +349,8 @@ async function main() {
     });
 
     await step('an invalid quantile is shown next to the field and not run', async () => {
-      await editor.getByLabel('Query', { exact: true }).click();
-      await pickOption(page, 'Wait time');
+      await pickOption(page, editor.getByLabel('Query', { exact: true }), 'Wait time');
+      await closeMenus(page);
       await editor.getByLabel('Quantiles').waitFor();
       const runsBefore = await page.evaluate(() => window.__vllmRuns.length);
       await editor.getByLabel('Quantiles').fill('0.5, 1.5');
