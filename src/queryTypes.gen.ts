@@ -105,3 +105,23 @@ export const QUERY_TYPE_WORDING: Record<VllmQueryType, { label: string; descript
     description: 'Raw PromQL, for panels no vLLM query type covers',
   },
 };
+
+/** Every option field of every query type (pkg/models/querytable.go): what a validation message can be filed under. */
+export type VllmOptionField =
+  | 'quantiles'
+  | 'family'
+  | 'live'
+  | 'asSeries'
+  | 'k'
+  | 'rankBy'
+  | 'aggregation'
+  | 'format'
+  | 'source'
+  | 'objective'
+  | 'threshold'
+  | 'target'
+  | 'window'
+  | 'signals'
+  | 'view'
+  | 'expr'
+  | 'unit';

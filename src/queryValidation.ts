@@ -21,34 +21,13 @@ import {
   optionSpec,
   typeSpec,
 } from './queryOptions';
+import { VllmOptionField } from './queryTypes.gen';
 import { VllmQuery, VllmQueryType } from './types';
 import { matchersError } from './validation';
 
 /** Error messages by query field; a field that is absent is valid. */
 export type QueryErrors = Partial<
-  Record<
-    | 'grouping'
-    | 'models'
-    | 'instances'
-    | 'engines'
-    | 'quantiles'
-    | 'family'
-    | 'k'
-    | 'rankBy'
-    | 'aggregation'
-    | 'format'
-    | 'source'
-    | 'interval'
-    | 'matchers'
-    | 'expr'
-    | 'threshold'
-    | 'target'
-    | 'window'
-    | 'signals'
-    | 'objective'
-    | 'view',
-    string
-  >
+  Record<'grouping' | 'models' | 'instances' | 'engines' | 'interval' | 'matchers' | VllmOptionField, string>
 >;
 
 /**

@@ -55,7 +55,36 @@ export const QUERY_TYPE_WORDING: Record<VllmQueryType, { label: string; descript
 			tsKey(string(t.Type)), tsString(w.Label), tsString(w.Description))
 	}
 	b.WriteString("};\n")
+	writeOptionFields(&b)
 	return b.Bytes(), nil
+}
+
+// writeOptionFields writes the union of every option field of every type,
+// in first-seen order: the keys validation messages can be filed under
+// (src/queryValidation.ts QueryErrors), so a new option needs no key
+// written by hand.
+func writeOptionFields(b *bytes.Buffer) {
+	b.WriteString(`
+/** Every option field of every query type (pkg/models/querytable.go): what a validation message can be filed under. */
+export type VllmOptionField =
+`)
+	seen := map[string]bool{}
+	var fields []string
+	for _, t := range schema.Types {
+		for _, o := range t.Options {
+			if !seen[o.Field] {
+				seen[o.Field] = true
+				fields = append(fields, o.Field)
+			}
+		}
+	}
+	for i, f := range fields {
+		b.WriteString("  | " + tsString(f))
+		if i == len(fields)-1 {
+			b.WriteString(";")
+		}
+		b.WriteString("\n")
+	}
 }
 
 // tsIdentifier is a key prettier leaves unquoted.
