@@ -125,3 +125,24 @@ export type VllmOptionField =
   | 'view'
   | 'expr'
   | 'unit';
+
+/** Every option field as the query JSON carries it, typed by its kind; VllmQuery (types.ts) extends and narrows it. */
+export interface VllmQueryOptions {
+  quantiles?: Array<number | string>;
+  family?: string;
+  live?: boolean;
+  asSeries?: boolean;
+  k?: number | string;
+  rankBy?: string;
+  aggregation?: string;
+  format?: string;
+  source?: string;
+  objective?: string;
+  threshold?: number | string;
+  target?: number | string;
+  window?: string;
+  signals?: string[];
+  view?: string;
+  expr?: string;
+  unit?: string;
+}

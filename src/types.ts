@@ -8,7 +8,7 @@ import {
 } from '@grafana/data';
 import { DataQuery } from '@grafana/schema';
 
-import { VllmQueryType } from './queryTypes.gen';
+import { VllmQueryOptions, VllmQueryType } from './queryTypes.gen';
 
 /**
  * What a query asks the backend for. The backend (pkg/) turns each kind into PromQL over the vLLM metrics,
@@ -60,9 +60,11 @@ export type VariableRef = `$${string}`;
 
 /**
  * The query JSON the backend parses (pkg/models/query.go rawQuery). Optional fields may be left out: the backend
- * fills in its defaults and rejects values outside the allowed sets with a message naming them.
+ * fills in its defaults and rejects values outside the allowed sets with a message naming them. Every option field
+ * of the query table comes from the generated VllmQueryOptions (typed by its kind); the fields below narrow and
+ * document the ones the editor's shared code reads, and a type's own options component may narrow its own.
  */
-export interface VllmQuery extends DataQuery {
+export interface VllmQuery extends DataQuery, VllmQueryOptions {
   /** Narrows DataQuery.queryType (a free string) to the kinds the backend understands. */
   queryType: VllmQueryType;
   /** Defaults to instance; top-k only allows instance and instance_engine. */

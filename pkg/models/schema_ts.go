@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -85,6 +86,42 @@ export type VllmOptionField =
 		}
 		b.WriteString("\n")
 	}
+	writeOptionTypes(b, fields)
+}
+
+// tsKinds is how the query JSON carries an option of each kind: numbers
+// may be strings holding a dashboard variable ("$k").
+var tsKinds = map[OptionKind]string{
+	KindChoice: "string", KindDuration: "string", KindText: "string", KindChoices: "string[]",
+	KindInteger: "number | string", KindNumber: "number | string", KindNumbers: "Array<number | string>",
+	KindBoolean: "boolean",
+}
+
+// writeOptionTypes writes VllmQueryOptions: every option field, typed by
+// its kind, which VllmQuery (src/types.ts) extends, so a new option needs
+// no field written by hand there; src/types.ts narrows the fields it
+// documents (a choice to its values).
+func writeOptionTypes(b *bytes.Buffer, fields []string) {
+	b.WriteString(`
+/** Every option field as the query JSON carries it, typed by its kind; VllmQuery (types.ts) extends and narrows it. */
+export interface VllmQueryOptions {
+`)
+	for _, f := range fields {
+		var types []string
+		for _, t := range schema.Types {
+			for _, o := range t.Options {
+				ts, ok := tsKinds[o.Kind]
+				if !ok {
+					ts = "unknown" // a kind added without its TS type: tsc then asks for a narrowing
+				}
+				if o.Field == f && !slices.Contains(types, ts) {
+					types = append(types, ts)
+				}
+			}
+		}
+		fmt.Fprintf(b, "  %s?: %s;\n", tsKey(f), strings.Join(types, " | "))
+	}
+	b.WriteString("}\n")
 }
 
 // tsIdentifier is a key prettier leaves unquoted.
