@@ -48,6 +48,7 @@ const QUERY_TYPES = [
   { label: 'LoRA adapters', value: 'lora', shows: 'Output', file: 'query-lora.png' },
   { label: 'KV transfer', value: 'kvTransfer', shows: 'Quantiles', file: 'query-kv-transfer.png' },
   { label: 'Workload', value: 'workload', shows: 'View', file: 'query-workload.png' },
+  { label: 'Capacity', value: 'capacity', shows: 'Headroom', file: 'query-capacity.png' },
   { label: 'PromQL', value: 'promql', shows: 'Expr', file: 'query-promql.png' },
 ];
 

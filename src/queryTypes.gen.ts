@@ -18,6 +18,7 @@ export type VllmQueryType =
   | 'lora'
   | 'kvTransfer'
   | 'workload'
+  | 'capacity'
   | 'promql';
 
 /**
@@ -39,6 +40,7 @@ export const QUERY_TYPE_KEYS: readonly VllmQueryType[] = [
   'lora',
   'kvTransfer',
   'workload',
+  'capacity',
   'promql',
 ];
 
@@ -100,6 +102,10 @@ export const QUERY_TYPE_WORDING: Record<VllmQueryType, { label: string; descript
     label: 'Workload',
     description: 'Prompt and output lengths (means or heatmaps), finished requests/s, error share',
   },
+  capacity: {
+    label: 'Capacity',
+    description: 'Replicas each model needs for a queue or TTFT objective, and a what-if per replica count',
+  },
   promql: {
     label: 'PromQL',
     description: 'Raw PromQL, for panels no vLLM query type covers',
@@ -123,6 +129,9 @@ export type VllmOptionField =
   | 'window'
   | 'signals'
   | 'view'
+  | 'wait'
+  | 'headroom'
+  | 'drain'
   | 'expr'
   | 'unit';
 
@@ -143,6 +152,9 @@ export interface VllmQueryOptions {
   window?: string;
   signals?: string[];
   view?: string;
+  wait?: string;
+  headroom?: number | string;
+  drain?: string;
   expr?: string;
   unit?: string;
 }

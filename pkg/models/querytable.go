@@ -58,6 +58,10 @@ var schema = Schema{
 		typed[WorkloadOptions](common(QueryWorkload, Option{Field: "view", Kind: KindChoice, Default: WorkloadTokens,
 			Values: []string{WorkloadTokens, WorkloadPrompt, WorkloadGeneration}})).worded("Workload",
 			"Prompt and output lengths (means or heatmaps), finished requests/s, error share"),
+		// Sized per model by default: a model's replicas are what a deployment
+		// (and an autoscaler) scales; role sizes a disaggregated fleet's pools.
+		typed[CapacityOptions](capacitySpec).worded("Capacity",
+			"Replicas each model needs for a queue or TTFT objective, and a what-if per replica count"),
 		typed[PromQLOptions](common(QueryPromQL,
 			Option{Field: "expr", Kind: KindText, Required: true, Hint: ": a promql query needs a PromQL expression"},
 			Option{Field: "unit", Kind: KindText})).worded("PromQL",
@@ -75,6 +79,20 @@ var topkSpec = TypeSpec{Type: QueryTopK, Groupings: []Grouping{GroupInstance, Gr
 		// Absent means both the series and the table; "series" is asSeries.
 		{Field: "format", Kind: KindChoice, Values: []string{"table", "series", "both"}},
 		{Field: "asSeries", Kind: KindBoolean},
+	}}
+
+// capacitySpec: a 1 s queue-time p99 is the default objective (no data
+// source setting names one); 20% headroom is the usual allowance for
+// traffic the range did not see. A threshold is a wait a user can feel
+// (at most an hour); headroom over 5 (six times the demand) is a typo.
+var capacitySpec = TypeSpec{Type: QueryCapacity, Groupings: []Grouping{GroupModel, GroupRole, GroupNone},
+	DefaultGrouping: GroupModel,
+	Options: []Option{
+		{Field: "wait", Kind: KindChoice, Default: CapacityQueueTime, Values: []string{CapacityQueueTime, CapacityTTFT}},
+		{Field: "threshold", Kind: KindNumber, Default: 1.0, Range: &Range{Min: 0, Max: 3600, MinOpen: true}, Hint: " seconds"},
+		{Field: "headroom", Kind: KindNumber, Default: 0.2, Range: &Range{Min: 0, Max: 5}, Hint: "; write 20% as 0.2"},
+		{Field: "drain", Kind: KindDuration, Default: "5m", Durations: &DurationRange{Min: "10s", Max: "1h"}},
+		{Field: "format", Kind: KindChoice, Default: "both", Values: []string{"both", "table", "series"}},
 	}}
 
 // gpuSpec reads the node agents by default ("prometheus": the agents as

@@ -43,6 +43,7 @@ var handlers = map[models.QueryType]handler{
 	models.QueryPrefixCache: typed((*plan).prefixCache), // prefixcache.go
 	models.QuerySpecDecode:  typed((*plan).specDecode),  // specdecode.go
 	models.QueryLoRA:        typed((*plan).lora),        // lora.go
+	models.QueryCapacity:    typed((*plan).capacity),    // capacity.go
 	models.QueryKVTransfer:  typed((*plan).kvTransfer),  // kvtransfer.go
 	models.QueryWorkload:    typed((*plan).workload),    // workload.go
 	models.QueryPromQL:      typed((*plan).promql),      // promql.go

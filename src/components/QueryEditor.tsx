@@ -8,6 +8,7 @@ import { CommonOptions } from './query/CommonOptions';
 import { FilterFields, FilterKey } from './query/FilterFields';
 import { GpuOptions } from './query/GpuOptions';
 import { KVTransferOptions } from './query/KVTransferOptions';
+import { CapacityOptions } from './query/CapacityOptions';
 import { LoRAOptions } from './query/LoRAOptions';
 import { PreemptionOptions } from './query/PreemptionOptions';
 import { PromQLOptions } from './query/PromQLOptions';
@@ -57,6 +58,7 @@ export const OPTIONS_COMPONENTS: Record<VllmQueryType, ComponentType<TypeOptions
   prefixCache: NoOptions,
   specDecode: NoOptions,
   lora: LoRAOptions,
+  capacity: CapacityOptions,
   kvTransfer: KVTransferOptions,
   workload: WorkloadOptions,
   promql: PromQLOptions,

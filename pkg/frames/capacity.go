@@ -1,0 +1,107 @@
+package frames
+
+import (
+	"math"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+)
+
+// CapacityRow is one group (a model, a role pool, or the fleet) of a
+// capacity answer. Nil pointers are unknown values (null cells).
+type CapacityRow struct {
+	// Group is the group's name per column (model, role), in Columns order.
+	Group []string
+	// ReplicasNow serve the group; Needed meets the objective (nil when the
+	// what-if could not tell); Desired is the closed form an autoscaler
+	// rule computes (nil when a replica's throughput is unknown).
+	ReplicasNow      int64
+	Needed, Desired  *int64
+	Arrivals         float64 // requests/s, mean over the range
+	ArrivalsNow      float64 // requests/s at the range's end
+	PeakToMean       float64
+	PromptTPS        float64
+	GenerationTPS    float64
+	Waiting          float64
+	PerReplica       float64 // finished requests/s one replica sustains
+	PerReplicaTokens float64 // generated tokens/s one replica sustains
+	SaturatedSteps   int64
+	LowerBound       bool
+	// MeasuredP99 is the objective's p99 over the range; PredictedNow and
+	// PredictedNeeded are the what-if's at ReplicasNow and Needed.
+	MeasuredP99, PredictedNow, PredictedNeeded *float64
+}
+
+// CapacityOptions name the table's group columns and what it carries.
+type CapacityOptions struct {
+	Columns []string
+	// Objective names the p99 columns ("queue_time", "ttft").
+	Objective string
+	Executed  string
+	Notices   []data.Notice
+}
+
+// CapacityTable is the capacity query's table: one row per group with
+// its replicas now, needed and desired, its demand, what one replica
+// sustains and the objective's p99 measured and predicted.
+func CapacityTable(rows []CapacityRow, o CapacityOptions) *data.Frame {
+	var fields []*data.Field
+	for c, name := range o.Columns {
+		col := make([]string, len(rows))
+		for i, r := range rows {
+			col[i] = r.Group[c]
+		}
+		fields = append(fields, data.NewField(name, nil, col))
+	}
+	fields = append(fields, capacityFields(rows, o.Objective)...)
+	f := data.NewFrame("capacity", fields...)
+	f.SetMeta(&data.FrameMeta{Type: data.FrameTypeTable, ExecutedQueryString: o.Executed, Notices: o.Notices})
+	return f
+}
+
+// capacityFields are the table's value columns, in order.
+func capacityFields(rows []CapacityRow, objective string) []*data.Field {
+	col := func(name, unit string, get func(CapacityRow) *float64) *data.Field {
+		vals := make([]*float64, len(rows))
+		for i, r := range rows {
+			vals[i] = get(r)
+		}
+		f := data.NewField(name, nil, vals)
+		f.Config = &data.FieldConfig{Unit: unit}
+		return f
+	}
+	ints := func(name string, get func(CapacityRow) *int64) *data.Field {
+		vals := make([]*int64, len(rows))
+		for i, r := range rows {
+			vals[i] = get(r)
+		}
+		return data.NewField(name, nil, vals)
+	}
+	num := func(v float64) *float64 {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil
+		}
+		return &v
+	}
+	bound := make([]bool, len(rows))
+	for i, r := range rows {
+		bound[i] = r.LowerBound
+	}
+	return []*data.Field{
+		ints("replicas now", func(r CapacityRow) *int64 { v := r.ReplicasNow; return &v }),
+		ints("replicas needed", func(r CapacityRow) *int64 { return r.Needed }),
+		ints("desired replicas", func(r CapacityRow) *int64 { return r.Desired }),
+		col("arrivals", "reqps", func(r CapacityRow) *float64 { return num(r.Arrivals) }),
+		col("arrivals now", "reqps", func(r CapacityRow) *float64 { return num(r.ArrivalsNow) }),
+		col("peak to mean", "none", func(r CapacityRow) *float64 { return num(r.PeakToMean) }),
+		col("prompt tokens/s", "short", func(r CapacityRow) *float64 { return num(r.PromptTPS) }),
+		col("generated tokens/s", "short", func(r CapacityRow) *float64 { return num(r.GenerationTPS) }),
+		col("waiting", "short", func(r CapacityRow) *float64 { return num(r.Waiting) }),
+		col("per replica", "reqps", func(r CapacityRow) *float64 { return num(r.PerReplica) }),
+		col("per replica tokens/s", "short", func(r CapacityRow) *float64 { return num(r.PerReplicaTokens) }),
+		ints("saturated steps", func(r CapacityRow) *int64 { v := r.SaturatedSteps; return &v }),
+		data.NewField("per replica is a lower bound", nil, bound),
+		col(objective+" p99 measured", "s", func(r CapacityRow) *float64 { return r.MeasuredP99 }),
+		col(objective+" p99 predicted now", "s", func(r CapacityRow) *float64 { return r.PredictedNow }),
+		col(objective+" p99 predicted needed", "s", func(r CapacityRow) *float64 { return r.PredictedNeeded }),
+	}
+}

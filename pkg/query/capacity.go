@@ -1,0 +1,153 @@
+package query
+
+// The capacity type's plan: every group's servers over the range (one
+// signal set, run at once), the objective's measured p99, and from them
+// the demand, what one replica sustains and the replicas needed.
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/prometheus/common/model"
+
+	"github.com/inferops/vllm-datasource/pkg/frames"
+	"github.com/inferops/vllm-datasource/pkg/models"
+	"github.com/inferops/vllm-datasource/pkg/vllm"
+)
+
+// capacityPlan is a capacity query's plan with its options.
+type capacityPlan struct {
+	*plan
+	o models.CapacityOptions
+}
+
+// capacity answers the capacity query: a table with a row per group and
+// the demand over time as series (format both, the default), or either.
+func (p *plan) capacity(ctx context.Context, o models.CapacityOptions) (data.Frames, error) {
+	c := capacityPlan{p, o}
+	sigs := p.builder.CapacitySignals(p.query.Grouping, p.query.Filters, p.window)
+	m, warn, err := p.signals(ctx, sigs)
+	if err != nil {
+		return nil, err
+	}
+	gl := p.builder.GroupLabels(p.query.Grouping)
+	groups := vllm.CapacityGroups(m, gl, p.builder.InstanceOf)
+	measuredExpr := p.builder.CapacityWait(o.Wait, p.query.Grouping, p.query.Filters, p.timeRange.End.Sub(p.timeRange.Start))
+	measured := c.measured(ctx, measuredExpr, gl)
+	notices := p.noticesFor(warningNotices(warn))
+	rows := make([]frames.CapacityRow, len(groups))
+	for i, g := range groups {
+		e := vllm.EstimateCapacity(g, p.timeRange.Step)
+		rows[i] = c.row(g, e, gl, measured)
+		notices = append(notices, c.groupNotices(g, e, gl)...)
+	}
+	if len(groups) == 0 {
+		if none, done := p.noEngines(ctx); done {
+			notices = append(notices, none...)
+		}
+	}
+	executed := p.executed(append(exprsOf(sigs), measuredExpr)...)
+	return c.frames(groups, rows, executed, notices), nil
+}
+
+// measured is the objective's p99 over the range per group key; a failed
+// probe leaves the column empty rather than failing the answer.
+func (c capacityPlan) measured(ctx context.Context, expr string, gl []string) map[string]float64 {
+	v, _, err := c.memo.instantQuery(ctx, expr, c.timeRange.End, c.timeRange.Step)
+	out := map[string]float64{}
+	if err != nil {
+		return out
+	}
+	for _, s := range v {
+		ls := make(map[string]string, len(gl))
+		for _, l := range gl {
+			ls[l] = string(s.Metric[model.LabelName(l)])
+		}
+		out[capacityKey(ls, gl)] = float64(s.Value)
+	}
+	return out
+}
+
+// row turns one group's estimate into its table row.
+func (c capacityPlan) row(g vllm.CapacityGroup, e vllm.CapacityEstimate, gl []string, measured map[string]float64) frames.CapacityRow {
+	r := frames.CapacityRow{ReplicasNow: int64(e.Replicas), Arrivals: e.Arrivals, ArrivalsNow: e.ArrivalsNow,
+		PeakToMean: e.PeakToMean, PromptTPS: e.PromptTPS, GenerationTPS: e.GenerationTPS, Waiting: e.Waiting,
+		PerReplica: e.PerReplica, PerReplicaTokens: e.PerReplicaTokens, SaturatedSteps: int64(e.SaturatedSteps),
+		LowerBound: e.LowerBound}
+	for _, l := range gl {
+		r.Group = append(r.Group, g.Labels[l])
+	}
+	if d := vllm.DesiredReplicas(e.ArrivalsNow, e.Waiting, e.PerReplica, c.o.Headroom, c.o.DrainDuration); d > 0 {
+		v := int64(d)
+		r.Desired = &v
+	}
+	if v, ok := measured[capacityKey(g.Labels, gl)]; ok {
+		r.MeasuredP99 = &v
+	}
+	return r
+}
+
+// groupNotices say where a group's figures are weaker than they look.
+func (c capacityPlan) groupNotices(g vllm.CapacityGroup, e vllm.CapacityEstimate, gl []string) []data.Notice {
+	name := groupName(g.Labels, gl)
+	var out []data.Notice
+	if e.LowerBound {
+		out = append(out, data.Notice{Severity: data.NoticeSeverityWarning, Text: vllm.CapacityLowerBoundText(name, e.SaturatedSteps)})
+	}
+	if len(e.Stalled) > 0 {
+		out = append(out, data.Notice{Severity: data.NoticeSeverityWarning, Text: fmt.Sprintf(
+			"%s: %s not counted as replicas: work queued or running and nothing finished or generated at the range's end (stalled).",
+			name, strings.Join(e.Stalled, ", "))})
+	}
+	return out
+}
+
+// frames builds the answer the format asks for.
+func (c capacityPlan) frames(groups []vllm.CapacityGroup, rows []frames.CapacityRow, executed string, notices []data.Notice) data.Frames {
+	gl := c.builder.GroupLabels(c.query.Grouping)
+	table := frames.CapacityTable(rows, frames.CapacityOptions{Columns: capacityColumns(gl), Objective: c.o.Wait,
+		Executed: executed, Notices: notices})
+	if c.o.Format == "table" {
+		return data.Frames{table}
+	}
+	series := frames.TimeSeries(vllm.CapacityDemand(groups, c.timeRange.Step), frames.SeriesOptions{Legend: c.query.Legend,
+		GroupLabels: gl, Unit: "reqps", Executed: executed, Notices: notices})
+	if c.o.Format == "series" {
+		return series
+	}
+	return append(data.Frames{table}, series...)
+}
+
+// capacityColumns names the group columns as users know them.
+func capacityColumns(gl []string) []string {
+	out := make([]string, len(gl))
+	for i, l := range gl {
+		out[i] = l
+		if l == "model_name" {
+			out[i] = "model"
+		}
+	}
+	return out
+}
+
+// groupName is a group as a notice names it ("model llama-8b", "the fleet").
+func groupName(ls map[string]string, gl []string) string {
+	if len(gl) == 0 {
+		return "The fleet"
+	}
+	parts := make([]string, len(gl))
+	for i, l := range gl {
+		parts[i] = capacityColumns([]string{l})[0] + " " + ls[l]
+	}
+	return strings.Join(parts, ", ")
+}
+
+func capacityKey(ls map[string]string, gl []string) string {
+	var b strings.Builder
+	for _, l := range gl {
+		b.WriteString(ls[l] + "\x00")
+	}
+	return b.String()
+}

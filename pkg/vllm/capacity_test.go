@@ -1,0 +1,142 @@
+package vllm
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/prometheus/prometheus/promql/parser"
+	"github.com/stretchr/testify/require"
+
+	"github.com/inferops/vllm-datasource/pkg/models"
+	"github.com/inferops/vllm-datasource/pkg/prom/series"
+)
+
+// capSeries is one server's signal in a synthetic capacity answer.
+func capSeries(model, inst, signal string, t0 time.Time, step time.Duration, vals ...float64) *series.Series {
+	s := &series.Series{Labels: map[string]string{"model_name": model, "instance": inst, SignalTagLabel: signal}}
+	for i, v := range vals {
+		s.Times, s.Values = append(s.Times, t0.Add(time.Duration(i)*step)), append(s.Values, v)
+	}
+	return s
+}
+
+// TestEstimateCapacity pins the arithmetic on hand-computed histories: a
+// growing queue counts as demand, only steps queued throughout measure a
+// replica, too few of them give a lower bound, a stalled server is no
+// replica, and a server gone at the end is not counted.
+func TestEstimateCapacity(t *testing.T) {
+	t0, step := time.Unix(1_700_000_000, 0).UTC(), 30*time.Second
+	nan := math.NaN()
+	cases := []struct {
+		name string
+		m    series.Matrix
+		want CapacityEstimate
+	}{
+		{"a growing queue is demand", series.Matrix{
+			capSeries("m", "a", CapFinished, t0, step, 2, 2, 2),
+			capSeries("m", "a", CapWaiting, t0, step, 0, 30, 60),
+			capSeries("m", "a", CapRunning, t0, step, 4, 4, 4),
+			capSeries("m", "a", CapWaitingMin, t0, step, 0, 0, 0),
+		}, CapacityEstimate{Replicas: 1, Arrivals: 8.0 / 3, ArrivalsNow: 3, PeakToMean: 1.125,
+			Waiting: 60, PerReplica: 2, LowerBound: true}},
+		{"saturated steps measure a replica", series.Matrix{
+			capSeries("m", "a", CapFinished, t0, step, 1, 5, 5, 5, 5, 5),
+			capSeries("m", "a", CapWaiting, t0, step, 0, 9, 9, 9, 9, 9),
+			capSeries("m", "a", CapRunning, t0, step, 1, 8, 8, 8, 8, 8),
+			capSeries("m", "a", CapWaitingMin, t0, step, 0, 1, 2, 3, 4, 5),
+			capSeries("m", "a", CapGenTPS, t0, step, 100, 500, 500, 500, 500, 500),
+		}, CapacityEstimate{Replicas: 1, Waiting: 9, PerReplica: 5, PerReplicaTokens: 500, SaturatedSteps: 5}},
+		{"a stalled server and a gone one are no replicas", series.Matrix{
+			capSeries("m", "a", CapFinished, t0, step, 1, 1),
+			capSeries("m", "a", CapWaiting, t0, step, 0, 0),
+			capSeries("m", "a", CapGenTPS, t0, step, 50, 50),
+			capSeries("m", "b", CapFinished, t0, step, 1, 0),
+			capSeries("m", "b", CapWaiting, t0, step, 3, 3),
+			capSeries("m", "b", CapGenTPS, t0, step, 50, 0),
+			capSeries("m", "c", CapFinished, t0, step, 1, nan),
+			capSeries("m", "c", CapWaiting, t0, step, 0, nan),
+		}, CapacityEstimate{Replicas: 1, Stalled: []string{"b"}, Waiting: 3, PerReplica: 1, PerReplicaTokens: 50, LowerBound: true}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			groups := CapacityGroups(c.m, []string{"model_name"}, func(ls map[string]string) string { return ls["instance"] })
+			require.Len(t, groups, 1)
+			got := EstimateCapacity(groups[0], step)
+			require.Equal(t, c.want.Replicas, got.Replicas)
+			require.Equal(t, c.want.Stalled, got.Stalled)
+			require.InDelta(t, c.want.Waiting, got.Waiting, 1e-9)
+			require.InDelta(t, c.want.PerReplica, got.PerReplica, 1e-9)
+			require.InDelta(t, c.want.PerReplicaTokens, got.PerReplicaTokens, 1e-9)
+			require.Equal(t, c.want.SaturatedSteps, got.SaturatedSteps)
+			require.Equal(t, c.want.LowerBound, got.LowerBound)
+			if c.want.ArrivalsNow != 0 {
+				require.InDelta(t, c.want.Arrivals, got.Arrivals, 1e-9)
+				require.InDelta(t, c.want.ArrivalsNow, got.ArrivalsNow, 1e-9)
+				require.InDelta(t, c.want.PeakToMean, got.PeakToMean, 1e-9)
+			}
+		})
+	}
+}
+
+// TestCapacityArrivalsCountTheQueue: 2 finished/s while the queue grows by
+// 30 a 30 s step is 3 arriving per second; the first step has no step
+// before it and counts what finished.
+func TestCapacityArrivalsCountTheQueue(t *testing.T) {
+	t0, step := time.Unix(1_700_000_000, 0).UTC(), 30*time.Second
+	m := series.Matrix{
+		capSeries("m", "a", CapFinished, t0, step, 2, 2, 2),
+		capSeries("m", "a", CapWaiting, t0, step, 0, 30, 30),
+		capSeries("m", "b", CapFinished, t0, step, 1, 1, 1),
+		capSeries("m", "b", CapRunning, t0, step, 0, 0, 30),
+	}
+	g := CapacityGroups(m, []string{"model_name"}, func(ls map[string]string) string { return ls["instance"] })[0]
+	e := EstimateCapacity(g, step)
+	require.Equal(t, []float64{3, 4, 4}, e.Arrival)
+	require.InDelta(t, 11.0/3, e.Arrivals, 1e-9)
+	require.InDelta(t, 4/(11.0/3), e.PeakToMean, 1e-9)
+}
+
+// TestDesiredReplicas pins the closed form with hand-computed cases.
+func TestDesiredReplicas(t *testing.T) {
+	cases := []struct {
+		arrivals, waiting, perReplica, headroom float64
+		drain                                   time.Duration
+		want                                    int
+	}{
+		{10, 0, 2, 0, time.Minute, 5},
+		{10, 0, 2, 0.2, time.Minute, 6},   // 12 / 2
+		{10, 120, 2, 0, time.Minute, 6},   // (10 + 2) / 2
+		{10, 120, 2, 0.2, time.Minute, 8}, // 14.4 / 2 = 7.2 → 8
+		{0.1, 0, 2, 0.2, time.Minute, 1},  // any demand needs one
+		{0, 0, 2, 0.2, time.Minute, 0},    // none needs none
+		{10, 0, 0, 0.2, time.Minute, 0},   // unknown capacity: no answer
+		{10, 0, math.NaN(), 0, time.Minute, 0},
+	}
+	for _, c := range cases {
+		require.Equal(t, c.want, DesiredReplicas(c.arrivals, c.waiting, c.perReplica, c.headroom, c.drain), "%+v", c)
+	}
+}
+
+// TestCapacityExpressionsParse: every capacity expression is valid PromQL
+// for every builder and hostile filter value.
+func TestCapacityExpressionsParse(t *testing.T) {
+	for bname, b := range builders() {
+		for _, v := range nastyValues {
+			f := models.Filters{Models: []string{v}, Instances: []string{v}}
+			for _, g := range []models.Grouping{models.GroupModel, models.GroupRole, models.GroupNone} {
+				var exprs []string
+				for _, s := range b.CapacitySignals(g, f, "1m") {
+					exprs = append(exprs, s.Expr)
+				}
+				p, o := b.CapacityLengths(g, f, time.Hour)
+				exprs = append(exprs, p, o, b.CapacityWait(models.CapacityQueueTime, g, f, time.Hour),
+					b.CapacityWait(models.CapacityTTFT, g, f, 90*time.Minute), b.CapacityCacheConfig(f))
+				for _, e := range exprs {
+					_, err := parser.NewParser(parser.Options{}).ParseExpr(e)
+					require.NoError(t, err, "%s %s %q: %s", bname, g, v, e)
+				}
+			}
+		}
+	}
+}
