@@ -16,6 +16,7 @@ import (
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -36,8 +37,10 @@ type manifests struct {
 	agentPM   monitoringv1.PodMonitor
 	vllmPM    monitoringv1.PodMonitor
 	// rules are the PrometheusRules by file name.
-	rules       map[string]monitoringv1.PrometheusRule
-	filesByKind map[string][]string
+	rules        map[string]monitoringv1.PrometheusRule
+	scaledObject kedaScaledObject
+	hpa          autoscalingv2.HorizontalPodAutoscaler
+	filesByKind  map[string][]string
 }
 
 // strictDecode decodes YAML as the API server does: case-sensitive field
@@ -95,6 +98,10 @@ func readManifests(t *testing.T) manifests {
 			decodeStrict(t, raw, &m.agentPM, "monitoring.coreos.com/v1", "PodMonitor")
 		case meta.Kind == "PodMonitor":
 			decodeStrict(t, raw, &m.vllmPM, "monitoring.coreos.com/v1", "PodMonitor")
+		case meta.Kind == "ScaledObject":
+			decodeStrict(t, raw, &m.scaledObject, "keda.sh/v1alpha1", "ScaledObject")
+		case meta.Kind == "HorizontalPodAutoscaler":
+			decodeStrict(t, raw, &m.hpa, "autoscaling/v2", "HorizontalPodAutoscaler")
 		case meta.Kind == "PrometheusRule":
 			var r monitoringv1.PrometheusRule
 			decodeStrict(t, raw, &r, "monitoring.coreos.com/v1", "PrometheusRule")
@@ -112,8 +119,10 @@ func TestKubernetesManifestsDecodeStrictly(t *testing.T) {
 	m := readManifests(t)
 	require.Equal(t, map[string][]string{
 		"DaemonSet": {"node-agent-daemonset.yaml"}, "Service": {"node-agent-service.yaml"}, "Secret": {"node-agent-secret.yaml"},
-		"PodMonitor":     {"node-agent-podmonitor.yaml", "vllm-podmonitor.yaml"},
-		"PrometheusRule": {"vllm-prometheusrule.yaml", "vllm-recording-prometheusrule.yaml", "vllm-slo-prometheusrule.yaml"},
+		"PodMonitor": {"node-agent-podmonitor.yaml", "vllm-podmonitor.yaml"},
+		"PrometheusRule": {"vllm-capacity-prometheusrule.yaml", "vllm-prometheusrule.yaml", "vllm-recording-prometheusrule.yaml",
+			"vllm-slo-prometheusrule.yaml"},
+		"ScaledObject": {"vllm-keda-scaledobject.yaml"}, "HorizontalPodAutoscaler": {"vllm-hpa.yaml"},
 	}, m.filesByKind)
 
 	raw, err := os.ReadFile(repoPath(t, "deploy/kubernetes/node-agent-daemonset.yaml"))
@@ -265,6 +274,7 @@ var ruleManifests = map[string]string{
 	rulesFile:          "vllm-prometheusrule.yaml",
 	sloRulesFile:       "vllm-slo-prometheusrule.yaml",
 	recordingRulesFile: "vllm-recording-prometheusrule.yaml",
+	capacityRulesFile:  "vllm-capacity-prometheusrule.yaml",
 }
 
 // yamlGroups returns the groups under path (dot-separated keys, e.g.

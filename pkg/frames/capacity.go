@@ -105,3 +105,83 @@ func capacityFields(rows []CapacityRow, objective string) []*data.Field {
 		col(objective+" p99 predicted needed", "s", func(r CapacityRow) *float64 { return r.PredictedNeeded }),
 	}
 }
+
+// WhatIfRow is one replica count of one group's what-if.
+type WhatIfRow struct {
+	Group    []string
+	Replicas int64
+	// QueueP99 and TTFTP99 are the predicted p99s (seconds), Utilisation
+	// the batch's mean occupancy (0–1), PreemptionsPerSec across the
+	// replicas; Overloaded marks a count whose queue grew without bound.
+	QueueP99, TTFTP99, Utilisation, PreemptionsPerSec float64
+	Overloaded                                        bool
+	// Now and Needed mark today's count and the one recommended.
+	Now, Needed bool
+}
+
+// TwinFit is what the twin fitted for one group, carried in the what-if
+// frame's custom metadata so a panel or a script can show it.
+type TwinFit struct {
+	Group                 []string `json:"group"`
+	StepBaseMs            float64  `json:"stepBaseMs"`
+	StepPerSeqMs          float64  `json:"stepPerSeqMs"`
+	StepPerPrefillTokenUs float64  `json:"stepPerPrefillTokenUs"`
+	R2                    float64  `json:"r2"`
+	Observations          int      `json:"observations"`
+	BatchLimit            int      `json:"batchLimit"`
+	KVBlocks              int      `json:"kvBlocks"`
+	BlockSize             int      `json:"blockSize"`
+}
+
+// CapacityWhatIf is the what-if curve: a row per group and replica count,
+// ready for a bar chart or an XY chart of p99 against replicas.
+func CapacityWhatIf(rows []WhatIfRow, fits []TwinFit, o CapacityOptions) *data.Frame {
+	var fields []*data.Field
+	for c, name := range o.Columns {
+		col := make([]string, len(rows))
+		for i, r := range rows {
+			col[i] = r.Group[c]
+		}
+		fields = append(fields, data.NewField(name, nil, col))
+	}
+	fields = append(fields, whatIfFields(rows)...)
+	f := data.NewFrame("what-if", fields...)
+	f.SetMeta(&data.FrameMeta{Type: data.FrameTypeTable, ExecutedQueryString: o.Executed, Notices: o.Notices,
+		Custom: map[string]any{"twin": fits}})
+	return f
+}
+
+func whatIfFields(rows []WhatIfRow) []*data.Field {
+	num := func(name, unit string, get func(WhatIfRow) float64) *data.Field {
+		vals := make([]*float64, len(rows))
+		for i, r := range rows {
+			if v := get(r); !math.IsNaN(v) && !math.IsInf(v, 0) {
+				vals[i] = &v
+			}
+		}
+		f := data.NewField(name, nil, vals)
+		f.Config = &data.FieldConfig{Unit: unit}
+		return f
+	}
+	flag := func(name string, get func(WhatIfRow) bool) *data.Field {
+		vals := make([]bool, len(rows))
+		for i, r := range rows {
+			vals[i] = get(r)
+		}
+		return data.NewField(name, nil, vals)
+	}
+	replicas := make([]int64, len(rows))
+	for i, r := range rows {
+		replicas[i] = r.Replicas
+	}
+	return []*data.Field{
+		data.NewField("replicas", nil, replicas),
+		num("queue_time p99", "s", func(r WhatIfRow) float64 { return r.QueueP99 }),
+		num("ttft p99", "s", func(r WhatIfRow) float64 { return r.TTFTP99 }),
+		num("utilisation", "percentunit", func(r WhatIfRow) float64 { return r.Utilisation }),
+		num("preemptions/s", "short", func(r WhatIfRow) float64 { return r.PreemptionsPerSec }),
+		flag("overloaded", func(r WhatIfRow) bool { return r.Overloaded }),
+		flag("now", func(r WhatIfRow) bool { return r.Now }),
+		flag("needed", func(r WhatIfRow) bool { return r.Needed }),
+	}
+}

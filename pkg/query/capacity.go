@@ -7,6 +7,7 @@ package query
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
@@ -27,7 +28,7 @@ type capacityPlan struct {
 // the demand over time as series (format both, the default), or either.
 func (p *plan) capacity(ctx context.Context, o models.CapacityOptions) (data.Frames, error) {
 	c := capacityPlan{p, o}
-	sigs := p.builder.CapacitySignals(p.query.Grouping, p.query.Filters, p.window)
+	sigs := p.builder.CapacitySignals(p.query.Grouping, p.query.Filters, p.window, p.settings.rulesScrape)
 	m, warn, err := p.signals(ctx, sigs)
 	if err != nil {
 		return nil, err
@@ -37,19 +38,86 @@ func (p *plan) capacity(ctx context.Context, o models.CapacityOptions) (data.Fra
 	measuredExpr := p.builder.CapacityWait(o.Wait, p.query.Grouping, p.query.Filters, p.timeRange.End.Sub(p.timeRange.Start))
 	measured := c.measured(ctx, measuredExpr, gl)
 	notices := p.noticesFor(warningNotices(warn))
-	rows := make([]frames.CapacityRow, len(groups))
+	in, inErr := c.twinInputs(ctx, gl)
+	if inErr != nil {
+		notices = append(notices, data.Notice{Severity: data.NoticeSeverityWarning,
+			Text: "No what-if: the request lengths or KV cache could not be read: " + inErr.Error()})
+	}
+	a := capacityAnswer{rows: make([]frames.CapacityRow, len(groups))}
 	for i, g := range groups {
 		e := vllm.EstimateCapacity(g, p.timeRange.Step)
-		rows[i] = c.row(g, e, gl, measured)
+		a.rows[i] = c.row(g, e, gl, measured)
 		notices = append(notices, c.groupNotices(g, e, gl)...)
+		if inErr == nil {
+			notices = append(notices, c.addWhatIf(&a, i, g, e, in, gl)...)
+		}
 	}
 	if len(groups) == 0 {
 		if none, done := p.noEngines(ctx); done {
 			notices = append(notices, none...)
 		}
 	}
-	executed := p.executed(append(exprsOf(sigs), measuredExpr)...)
-	return c.frames(groups, rows, executed, notices), nil
+	executed := p.executed(append(append(exprsOf(sigs), measuredExpr), in.exprs...)...)
+	return c.frames(groups, a, executed, notices), nil
+}
+
+// capacityAnswer gathers the rows of the table and of the what-if.
+type capacityAnswer struct {
+	rows   []frames.CapacityRow
+	whatIf []frames.WhatIfRow
+	fits   []frames.TwinFit
+}
+
+// addWhatIf runs group i's twin and files its predictions in the answer;
+// the notices say what it fitted, or why there is no what-if.
+func (c capacityPlan) addWhatIf(a *capacityAnswer, i int, g vllm.CapacityGroup, e vllm.CapacityEstimate, in twinInputs, gl []string) []data.Notice {
+	name := groupName(g.Labels, gl)
+	if i >= maxTwinGroups {
+		return []data.Notice{{Severity: data.NoticeSeverityInfo, Text: fmt.Sprintf(
+			"%s: no what-if (a query runs %d at most, each about a second of CPU): filter to the models you are sizing.", name, maxTwinGroups)}}
+	}
+	m, err := c.twinModel(g, e, in, gl)
+	if err == nil {
+		var w whatIf
+		if w, err = c.runWhatIf(m, e.Replicas); err == nil {
+			c.fileWhatIf(a, i, w, e.Replicas)
+			return append([]data.Notice{twinNotice(name, m)}, c.neededNotice(name, w)...)
+		}
+	}
+	return []data.Notice{{Severity: data.NoticeSeverityWarning, Text: fmt.Sprintf("%s: no what-if: %v.", name, err)}}
+}
+
+// neededNotice says why no replica count is named.
+func (c capacityPlan) neededNotice(name string, w whatIf) []data.Notice {
+	if w.needed != nil || len(w.preds) == 0 {
+		return nil
+	}
+	return []data.Notice{{Severity: data.NoticeSeverityWarning, Text: fmt.Sprintf(
+		"%s: no replica count up to %d meets the objective (%s p99 ≤ %gs at %.0f%% headroom) in the what-if: "+
+			"the wait is not one more replicas shorten (long prefills, a KV cache too small), or the demand needs more.",
+		name, w.searched, c.o.Wait, c.o.Threshold, 100*c.o.Headroom)}}
+}
+
+// fileWhatIf puts a what-if's predictions in row i and the curve.
+func (c capacityPlan) fileWhatIf(a *capacityAnswer, i int, w whatIf, now int) {
+	r := &a.rows[i]
+	pick := c.objective()
+	for _, p := range w.preds {
+		a.whatIf = append(a.whatIf, frames.WhatIfRow{Group: r.Group, Replicas: int64(p.Replicas), QueueP99: p.QueueP99,
+			TTFTP99: p.TTFTP99, Utilisation: p.Utilisation, PreemptionsPerSec: p.PreemptionsPerSec,
+			Overloaded: p.Overloaded, Now: p.Replicas == now, Needed: w.needed != nil && p.Replicas == w.needed.Replicas})
+		if v := pick(p); p.Replicas == now && !math.IsNaN(v) {
+			r.PredictedNow = &v
+		}
+	}
+	if w.needed != nil {
+		n, v := int64(w.needed.Replicas), pick(*w.needed)
+		r.Needed, r.PredictedNeeded = &n, &v
+	}
+	f := w.model.Fit
+	a.fits = append(a.fits, frames.TwinFit{Group: r.Group, StepBaseMs: ms(f.Base), StepPerSeqMs: ms(f.PerSeq),
+		StepPerPrefillTokenUs: float64(f.PerPrefillToken.Nanoseconds()) / 1e3, R2: f.R2, Observations: f.Points,
+		BatchLimit: w.model.MaxNumSeqs, KVBlocks: w.model.NumGPUBlocks, BlockSize: w.model.BlockSize})
 }
 
 // measured is the objective's p99 over the range per group key; a failed
@@ -104,20 +172,24 @@ func (c capacityPlan) groupNotices(g vllm.CapacityGroup, e vllm.CapacityEstimate
 	return out
 }
 
-// frames builds the answer the format asks for.
-func (c capacityPlan) frames(groups []vllm.CapacityGroup, rows []frames.CapacityRow, executed string, notices []data.Notice) data.Frames {
+// frames builds the answer the format asks for: the table, the what-if
+// curve and the demand series (both), the table alone, or the curve and
+// the demand.
+func (c capacityPlan) frames(groups []vllm.CapacityGroup, a capacityAnswer, executed string, notices []data.Notice) data.Frames {
 	gl := c.builder.GroupLabels(c.query.Grouping)
-	table := frames.CapacityTable(rows, frames.CapacityOptions{Columns: capacityColumns(gl), Objective: c.o.Wait,
-		Executed: executed, Notices: notices})
+	fo := frames.CapacityOptions{Columns: capacityColumns(gl), Objective: c.o.Wait, Executed: executed, Notices: notices}
+	table := frames.CapacityTable(a.rows, fo)
 	if c.o.Format == "table" {
 		return data.Frames{table}
 	}
-	series := frames.TimeSeries(vllm.CapacityDemand(groups, c.timeRange.Step), frames.SeriesOptions{Legend: c.query.Legend,
-		GroupLabels: gl, Unit: "reqps", Executed: executed, Notices: notices})
+	out := data.Frames{frames.CapacityWhatIf(a.whatIf, a.fits, frames.CapacityOptions{Columns: fo.Columns, Executed: executed})}
+	out = append(out, frames.TimeSeries(vllm.CapacityDemand(groups, c.timeRange.Step), frames.SeriesOptions{Legend: c.query.Legend,
+		GroupLabels: gl, Unit: "reqps", Executed: executed})...)
 	if c.o.Format == "series" {
-		return series
+		out[0].Meta.Notices = notices
+		return out
 	}
-	return append(data.Frames{table}, series...)
+	return append(data.Frames{table}, out...)
 }
 
 // capacityColumns names the group columns as users know them.

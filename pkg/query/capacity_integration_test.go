@@ -30,7 +30,7 @@ func capacityEngine() sim.EngineParams {
 func capacityKeeps(name string) bool {
 	for _, n := range []string{"request_success", "num_requests_waiting", "num_requests_running", "prompt_tokens",
 		"generation_tokens", "inter_token_latency", "time_per_output_token", "request_prefill_time", "request_prompt_tokens",
-		"request_generation_tokens", "request_queue_time", "time_to_first_token", "cache_config_info"} {
+		"request_generation_tokens", "request_queue_time", "time_to_first_token", "cache_config_info", "iteration_tokens", "prefix_cache"} {
 		if strings.Contains(name, n) {
 			return true
 		}

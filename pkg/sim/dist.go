@@ -17,6 +17,13 @@ const (
 	Uniform     DistKind = "uniform"     // uniform in [A, B]
 	LogNormal   DistKind = "lognormal"   // log-normal with mean A and log-space sigma B
 	Exponential DistKind = "exponential" // exponential with mean A
+	// Empirical draws from a histogram: a bucket with probability
+	// proportional to its Weights entry, then a value within it (above
+	// the bound below it, 0 for the first, up to its Bounds entry): from a
+	// log-normal of log-space mean A and sigma B cut to the bucket when B
+	// > 0, else uniform in the logarithm. It has no text form: a capacity
+	// twin builds it from the token histograms a store holds.
+	Empirical DistKind = "empirical"
 )
 
 // Dist is a distribution of token counts. Its text form, used by flags and
@@ -25,6 +32,9 @@ const (
 type Dist struct {
 	Kind DistKind
 	A, B float64
+	// Bounds and Weights are an empirical distribution's buckets:
+	// finite, ascending upper bounds and each bucket's share.
+	Bounds, Weights []float64
 }
 
 // ParseDist parses the text form of a Dist.
@@ -39,6 +49,8 @@ func (d Dist) String() string {
 	switch d.Kind {
 	case Fixed, Exponential:
 		return fmt.Sprintf("%s:%s", d.Kind, fmtNum(d.A))
+	case Empirical:
+		return fmt.Sprintf("%s:%d buckets", d.Kind, len(d.Bounds))
 	default:
 		return fmt.Sprintf("%s:%s,%s", d.Kind, fmtNum(d.A), fmtNum(d.B))
 	}
@@ -94,13 +106,23 @@ func (d Dist) validate(name string) error {
 		ok = d.A >= 1 && d.B >= d.A
 	case LogNormal:
 		ok = d.A >= 1 && d.B >= 0 && d.B <= 4
+	case Empirical:
+		ok = validEmpirical(d.Bounds, d.Weights) && d.B >= 0 && !math.IsNaN(d.A) && !math.IsInf(d.A, 0) && !math.IsInf(d.B, 0)
 	}
 	if !ok {
 		return fmt.Errorf("%w: %s %s: kind must be fixed, uniform, lognormal or exponential with a mean ≥ 1 "+
-			"(uniform: B ≥ A; lognormal: sigma in [0, 4])", ErrInvalidConfig, name, d)
+			"(uniform: B ≥ A; lognormal: sigma in [0, 4]; empirical, set in Go only: ascending bounds ≥ 1, "+
+			"as many weights ≥ 0, one above 0)", ErrInvalidConfig, name, d)
 	}
 	return nil
 }
+
+// Sample draws one token count, at least 1, as an engine draws a
+// request's; a twin's tests check its distributions with it.
+func (d Dist) Sample(r *rand.Rand) int { return d.sample(r) }
+
+// Validate reports whether d is a distribution the simulator accepts.
+func (d Dist) Validate() error { return d.validate("distribution") }
 
 // sample draws one token count, at least 1.
 func (d Dist) sample(r *rand.Rand) int {
@@ -116,8 +138,80 @@ func (d Dist) sample(r *rand.Rand) int {
 		v = math.Exp(mu + d.B*r.NormFloat64())
 	case Exponential:
 		v = d.A * r.ExpFloat64()
+	case Empirical:
+		v = d.sampleEmpirical(r)
 	}
 	return max(1, int(math.Min(v, 1<<30)))
 }
 
 func fmtNum(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// withinBucket draws a token count in lo+1..hi: a value in [lo, hi)
+// floored, plus one.
+func (d Dist) withinBucket(r *rand.Rand, lo, hi float64) float64 {
+	switch {
+	case d.B > 0:
+		// The log-normal cut to [lo, hi): its CDF's values there, a uniform
+		// draw between them, mapped back.
+		cdf := func(x float64) float64 {
+			if x <= 0 {
+				return 0
+			}
+			return 0.5 * math.Erfc(-(math.Log(x)-d.A)/(d.B*math.Sqrt2))
+		}
+		a, b := cdf(lo), cdf(hi)
+		if b-a > 1e-12 {
+			u := a + r.Float64()*(b-a)
+			v := math.Exp(d.A + d.B*math.Sqrt2*math.Erfinv(2*u-1))
+			return math.Floor(math.Min(math.Max(v, lo), math.Nextafter(hi, lo))) + 1
+		}
+	case lo == 0:
+		return math.Floor(r.Float64()*hi) + 1
+	}
+	if lo < 1 {
+		lo = 1
+	}
+	return math.Floor(lo*math.Pow(hi/lo, r.Float64())) + 1
+}
+
+// validEmpirical: as many weights as bounds, bounds ascending from 1,
+// weights not negative and not all zero.
+func validEmpirical(bounds, weights []float64) bool {
+	if len(bounds) == 0 || len(bounds) != len(weights) || bounds[0] < 1 {
+		return false
+	}
+	total := 0.0
+	for i, w := range weights {
+		if w < 0 || math.IsNaN(w) || (i > 0 && bounds[i] <= bounds[i-1]) || math.IsInf(bounds[i], 0) {
+			return false
+		}
+		total += w
+	}
+	return total > 0
+}
+
+// sampleEmpirical picks a bucket by weight, then a value within it.
+// Token counts spread over orders of magnitude and vLLM's buckets grow by
+// steps of 2 to 2.5, so the shape inside a bucket matters: a linear draw
+// overstates a log-normal's mean by about 10%, one uniform in the
+// logarithm by 2–5% and lets a wide last bucket hold too many long
+// requests; a log-normal fitted to the buckets, cut to each, keeps the
+// histogram's masses and the tail's slope.
+func (d Dist) sampleEmpirical(r *rand.Rand) float64 {
+	total := 0.0
+	for _, w := range d.Weights {
+		total += w
+	}
+	x := r.Float64() * total
+	for i, w := range d.Weights {
+		if x < w || i == len(d.Weights)-1 {
+			lo := 0.0
+			if i > 0 {
+				lo = d.Bounds[i-1]
+			}
+			return d.withinBucket(r, lo, d.Bounds[i])
+		}
+		x -= w
+	}
+	return d.Bounds[len(d.Bounds)-1]
+}

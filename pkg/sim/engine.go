@@ -24,8 +24,9 @@ type engine struct {
 	rng            *rand.Rand
 	rate           float64 // arrivals per second before the profile
 	profile        Profile
-	limitTokens    int // longest sequence accepted
-	limitMaxTokens int // max_tokens after clipping to limitTokens
+	peakFactor     float64 // profile.peak(), once: a trace's is a scan of its factors
+	limitTokens    int     // longest sequence accepted
+	limitMaxTokens int     // max_tokens after clipping to limitTokens
 
 	now         time.Duration
 	nextArrival time.Duration // next candidate of the thinned arrival process
@@ -128,7 +129,7 @@ func newEngine(ic InstanceConfig, s engineSetup) *engine {
 		instance: s.instance, rank: s.rank, model: ic.Model, gen: ic.Generation, p: p,
 		rng:     rand.New(rand.NewPCG(s.seed, uint64(s.index)*0x9E3779B97F4A7C15+1)),
 		rate:    s.rate,
-		profile: s.profile, limitTokens: p.capacity(),
+		profile: s.profile, peakFactor: s.profile.peak(), limitTokens: p.capacity(),
 		freeBlocks:    p.NumGPUBlocks,
 		sleepLevel:    p.SleepLevel,
 		wedgeAt:       never,
@@ -224,7 +225,7 @@ func (e *engine) elapse(t time.Duration) {
 // peak·rate and keeps it with probability factor(t)/peak (thinning), which
 // yields an exact inhomogeneous Poisson process for any profile.
 func (e *engine) arrivalCandidate() {
-	peak := e.rate * e.profile.peak()
+	peak := e.rate * e.peakFactor
 	// A sleeping engine gets no traffic; the draw still happens, so
 	// sleeping does not shift the random stream of later arrivals.
 	if e.rng.Float64()*peak < e.rate*e.profile.factor(e.now) && e.sleepLevel == 0 {
@@ -238,7 +239,7 @@ func (e *engine) arrivalCandidate() {
 
 // drawGap returns the next candidate arrival after from.
 func (e *engine) drawGap(from time.Duration) time.Duration {
-	peak := e.rate * e.profile.peak()
+	peak := e.rate * e.peakFactor
 	if peak <= 0 {
 		return never
 	}

@@ -129,3 +129,12 @@ func applyBuckets(e *engine, fams []family, custom map[string][]float64) {
 		}
 	}
 }
+
+// QueueTimeBounds and TTFTBounds are the upper bounds of vLLM's
+// request_queue_time_seconds and time_to_first_token_seconds buckets (a
+// copy): a twin reads its p99s through them as a store's
+// histogram_quantile would.
+func QueueTimeBounds() []float64 { return slices.Clone(requestLatencyBuckets) }
+
+// TTFTBounds: see QueueTimeBounds.
+func TTFTBounds() []float64 { return slices.Clone(ttftBuckets) }

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +21,10 @@ const (
 	Bursts ProfileKind = "bursts" // Factor for Length at the start of every Period, else 1
 	Step   ProfileKind = "step"   // 1 before At, Factor from At on
 	Sine   ProfileKind = "sine"   // 1 + Amplitude·sin(2πt/Period), a diurnal-like swing
+	// Trace replays measured factors: Factors[i] for the i-th Period,
+	// repeating from the first after the last. It has no text form: a
+	// capacity twin builds it from a fleet's arrival history.
+	Trace ProfileKind = "trace"
 )
 
 // Profile multiplies an engine's arrival rate by a factor that depends on
@@ -39,6 +44,7 @@ type Profile struct {
 	Factor    float64       // bursts, step
 	At        time.Duration // step
 	Amplitude float64       // sine, in [0, 1]
+	Factors   []float64     // trace: one factor per Period
 }
 
 // ParseProfile parses the text form of a Profile.
@@ -68,6 +74,8 @@ func (p Profile) factor(t time.Duration) float64 {
 		return 1
 	case Sine:
 		return 1 + p.Amplitude*math.Sin(2*math.Pi*float64(t)/float64(p.Period))
+	case Trace:
+		return p.Factors[int(t/p.Period)%len(p.Factors)]
 	default:
 		return 1
 	}
@@ -83,6 +91,8 @@ func (p Profile) peak() float64 {
 		return math.Max(1, p.Factor)
 	case Sine:
 		return 1 + p.Amplitude
+	case Trace:
+		return slices.Max(p.Factors)
 	default:
 		return 1
 	}
@@ -100,12 +110,15 @@ func (p Profile) validate() error {
 		ok = p.At >= 0 && p.Factor >= 0
 	case Sine:
 		ok = p.Period > 0 && p.Amplitude >= 0 && p.Amplitude <= 1
+	case Trace:
+		ok = p.Period > 0 && len(p.Factors) > 0 && slices.Min(p.Factors) >= 0 && slices.Max(p.Factors) > 0
 	default:
 		ok = false
 	}
 	if !ok {
 		return fmt.Errorf("%w: profile %q: want steady, ramp:from=F,to=F,over=D, bursts:period=D,length=D,factor=F "+
-			"(length ≤ period), step:at=D,factor=F or sine:period=D,amplitude=F (≤ 1); factors ≥ 0, durations > 0",
+			"(length ≤ period), step:at=D,factor=F or sine:period=D,amplitude=F (≤ 1); factors ≥ 0, durations > 0 "+
+			"(a trace, set in Go only, needs a period and a factor above 0)",
 			ErrInvalidConfig, p.String())
 	}
 	return nil
@@ -122,6 +135,8 @@ func (p Profile) String() string {
 		return fmt.Sprintf("step:at=%s,factor=%s", interval.Compact(p.At), fmtNum(p.Factor))
 	case Sine:
 		return fmt.Sprintf("sine:period=%s,amplitude=%s", interval.Compact(p.Period), fmtNum(p.Amplitude))
+	case Trace:
+		return fmt.Sprintf("trace:period=%s,factors=%d", interval.Compact(p.Period), len(p.Factors))
 	default:
 		return string(p.Kind)
 	}

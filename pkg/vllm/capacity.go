@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/common/model"
+
 	"github.com/inferops/vllm-datasource/pkg/models"
 	"github.com/inferops/vllm-datasource/pkg/prom/series"
 )
@@ -23,17 +25,23 @@ const (
 	CapWaitingMin = "waiting_min"    // the fewest waiting over the rate window: > 0 means queued throughout
 	CapRunning    = "running"        // requests running now
 	CapRunningAvg = "running_avg"    // mean running over the rate window
+	CapRunningSq  = "running_sq_avg" // mean of running² over the rate window, at the scrape's resolution
 	CapPromptTPS  = "prompt_tps"     // prompt tokens/s
 	CapGenTPS     = "generation_tps" // generated tokens/s
 	CapITL        = "itl_mean"       // mean inter-token latency over the window (one decode step)
 	CapPrefill    = "prefill_mean"   // mean prefill time of the requests finished in the window
 	CapPromptMean = "prompt_mean"    // mean prompt length of the requests finished in the window
+	CapSteps      = "steps"          // engine steps/s (iteration_tokens_total's observations)
+	CapIterTokens = "iteration_tps"  // tokens/s the steps computed (prefill and generated)
 )
 
 // CapacitySignals are the capacity query's range expressions: every
 // signal per server (the grouping's labels kept beside the server's), so
-// Go can tell saturated steps apart and count replicas.
-func (b Builder) CapacitySignals(g models.Grouping, f models.Filters, window string) []SignalExpr {
+// Go can tell saturated steps apart and count replicas. scrape is the
+// resolution of the one subquery: the mean of running² (a window's mean
+// inter-token latency weighs each step by the tokens it emitted, so the
+// batch size it sees is E[running²]/E[running], not E[running]).
+func (b Builder) CapacitySignals(g models.Grouping, f models.Filters, window string, scrape time.Duration) []SignalExpr {
 	gl := b.capacityLabels(g)
 	sum := func(expr string) string { return agg("sum", gl, expr) }
 	mean := func(key SignalKey) string {
@@ -45,11 +53,14 @@ func (b Builder) CapacitySignals(g models.Grouping, f models.Filters, window str
 		{CapWaitingMin, sum(b.overTime("min_over_time", Waiting, f, window))},
 		{CapRunning, sum(b.union(Running, f, ""))},
 		{CapRunningAvg, sum(b.overTime("avg_over_time", Running, f, window))},
+		{CapRunningSq, sum(fmt.Sprintf("avg_over_time((%s ^ 2)[%s:%s])", b.union(Running, f, ""), window, model.Duration(scrape)))},
 		{CapPromptTPS, sum(b.rateUnion(PromptTokens, f, "", window))},
 		{CapGenTPS, sum(b.rateUnion(GenerationTokens, f, "", window))},
 		{CapITL, mean(ITL)},
 		{CapPrefill, mean(PrefillTime)},
 		{CapPromptMean, mean(RequestPromptTokens)},
+		{CapSteps, sum(b.rateUnion(IterationTokens, f, "_count", window))},
+		{CapIterTokens, sum(b.rateUnion(IterationTokens, f, "_sum", window))},
 	}
 }
 
@@ -77,13 +88,34 @@ func (b Builder) overTime(fn string, key SignalKey, f models.Filters, window str
 	return "(" + strings.Join(parts, " or ") + ")"
 }
 
-// CapacityLengths are the prompt and output length histograms of the
+// CapacityLengthExprs are the prompt and output length histograms of the
 // requests finished over the range (instant expressions at its end), per
-// group and bucket: the twin draws its requests from them.
-func (b Builder) CapacityLengths(g models.Grouping, f models.Filters, rng time.Duration) (prompt, output string) {
-	gl := append([]string{"le"}, b.GroupLabels(g)...)
-	return agg("sum", gl, b.increaseUnion(RequestPromptTokens, f, "_bucket", rng)),
-		agg("sum", gl, b.increaseUnion(RequestGenerationTokens, f, "_bucket", rng))
+// group and bucket, and each family's exact mean (its _sum over its
+// _count): the twin draws its requests from the buckets, scaled to the
+// means.
+type CapacityLengthExprs struct {
+	PromptBuckets, OutputBuckets, PromptMean, OutputMean string
+}
+
+// CapacityLengths are the length expressions of a capacity what-if.
+func (b Builder) CapacityLengths(g models.Grouping, f models.Filters, rng time.Duration) CapacityLengthExprs {
+	gl := b.GroupLabels(g)
+	buckets := func(key SignalKey) string {
+		return agg("sum", append([]string{"le"}, gl...), b.increaseUnion(key, f, "_bucket", rng))
+	}
+	mean := func(key SignalKey) string {
+		return agg("sum", gl, b.increaseUnion(key, f, "_sum", rng)) + " / " + agg("sum", gl, b.increaseUnion(key, f, "_count", rng))
+	}
+	return CapacityLengthExprs{PromptBuckets: buckets(RequestPromptTokens), OutputBuckets: buckets(RequestGenerationTokens),
+		PromptMean: mean(RequestPromptTokens), OutputMean: mean(RequestGenerationTokens)}
+}
+
+// CapacityHitRate is each group's prefix-cache hit rate over the range
+// (an instant expression at its end): the twin serves that share of every
+// prompt from its cache.
+func (b Builder) CapacityHitRate(g models.Grouping, f models.Filters, rng time.Duration) string {
+	gl := b.GroupLabels(g)
+	return agg("sum", gl, b.increaseUnion(PrefixHits, f, "", rng)) + " / " + agg("sum", gl, b.increaseUnion(PrefixQueries, f, "", rng))
 }
 
 // CapacityWait is the objective's wait's p99 over the whole range per

@@ -126,11 +126,11 @@ func TestCapacityExpressionsParse(t *testing.T) {
 			f := models.Filters{Models: []string{v}, Instances: []string{v}}
 			for _, g := range []models.Grouping{models.GroupModel, models.GroupRole, models.GroupNone} {
 				var exprs []string
-				for _, s := range b.CapacitySignals(g, f, "1m") {
+				for _, s := range b.CapacitySignals(g, f, "1m", 15*time.Second) {
 					exprs = append(exprs, s.Expr)
 				}
-				p, o := b.CapacityLengths(g, f, time.Hour)
-				exprs = append(exprs, p, o, b.CapacityWait(models.CapacityQueueTime, g, f, time.Hour),
+				l := b.CapacityLengths(g, f, time.Hour)
+				exprs = append(exprs, l.PromptBuckets, l.OutputBuckets, l.PromptMean, l.OutputMean, b.CapacityHitRate(g, f, time.Hour), b.CapacityWait(models.CapacityQueueTime, g, f, time.Hour),
 					b.CapacityWait(models.CapacityTTFT, g, f, 90*time.Minute), b.CapacityCacheConfig(f))
 				for _, e := range exprs {
 					_, err := parser.NewParser(parser.Options{}).ParseExpr(e)
