@@ -35,8 +35,9 @@ type CapacityOptions struct {
 	// autoscaler rule) adds queue ÷ drain to the arrival rate.
 	Drain         string        `json:"drain"`
 	DrainDuration time.Duration `json:"-"`
-	// Format is "both" (default), "table" (one row per group) or "series"
-	// (the what-if curve: predicted p99 per replica count).
+	// Format is "both" (default: the table, the what-if and the demand
+	// series), "table" (one row per group), "series" (the demand over time,
+	// alertable) or "whatif" (the predictions per replica count).
 	Format string `json:"format"`
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferops/vllm-datasource/pkg/internal/fleettest"
@@ -33,7 +34,8 @@ func TestHostCapacity(t *testing.T) {
 		q("OK", `{"queryType":"capacity"}`),
 		q("T", `{"queryType":"capacity","threshold":0}`),
 		q("H", `{"queryType":"capacity","headroom":6}`),
-		q("D", `{"queryType":"capacity","drain":"soon"}`))
+		q("D", `{"queryType":"capacity","drain":"soon"}`),
+		q("S", `{"queryType":"capacity","format":"series"}`))
 	ok := resp.Responses["OK"]
 	require.NoError(t, ok.Error)
 	require.Len(t, ok.Frames, 4, "the table, the what-if and a demand series per model")
@@ -57,6 +59,16 @@ func TestHostCapacity(t *testing.T) {
 		}
 		require.EqualValues(t, blocks, fit["kvBlocks"])
 	}
+	// format series is alertable: time series only, the demand and each
+	// model's replicas now (and needed, desired) to compare in a rule.
+	signals := map[string]int{}
+	for _, f := range resp.Responses["S"].Frames {
+		require.Equal(t, data.FrameTypeTimeSeriesMulti, f.Meta.Type, f.Name)
+		signals[f.Fields[1].Labels["signal"]]++
+	}
+	require.Equal(t, 2, signals["arrivals"], "%v", signals)
+	require.Equal(t, 2, signals["replicas_now"], "%v", signals)
+	require.Equal(t, 2, signals["desired_replicas"], "%v", signals)
 	for _, ref := range []string{"T", "H", "D"} {
 		r := resp.Responses[ref]
 		require.Error(t, r.Error, ref)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/inferops/vllm-datasource/pkg/frames"
 	"github.com/inferops/vllm-datasource/pkg/models"
+	"github.com/inferops/vllm-datasource/pkg/prom/series"
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
@@ -173,23 +174,41 @@ func (c capacityPlan) groupNotices(g vllm.CapacityGroup, e vllm.CapacityEstimate
 }
 
 // frames builds the answer the format asks for: the table, the what-if
-// curve and the demand series (both), the table alone, or the curve and
-// the demand.
+// and the demand series (both; the table carries the notices), or one of
+// them with the notices.
 func (c capacityPlan) frames(groups []vllm.CapacityGroup, a capacityAnswer, executed string, notices []data.Notice) data.Frames {
 	gl := c.builder.GroupLabels(c.query.Grouping)
 	fo := frames.CapacityOptions{Columns: capacityColumns(gl), Objective: c.o.Wait, Executed: executed, Notices: notices}
+	so := frames.SeriesOptions{Legend: c.query.Legend, GroupLabels: gl, Unit: "reqps", Executed: executed, Notices: notices}
+	switch c.o.Format {
+	case "table":
+		return data.Frames{frames.CapacityTable(a.rows, fo)}
+	case "whatif":
+		return data.Frames{frames.CapacityWhatIf(a.whatIf, a.fits, fo)}
+	case "series":
+		return frames.TimeSeries(append(vllm.CapacityDemand(groups, c.timeRange.Step), capacityCounts(groups, a.rows)...), so)
+	}
 	table := frames.CapacityTable(a.rows, fo)
-	if c.o.Format == "table" {
-		return data.Frames{table}
+	fo.Notices, so.Notices = nil, nil
+	out := data.Frames{table, frames.CapacityWhatIf(a.whatIf, a.fits, fo)}
+	return append(out, frames.TimeSeries(vllm.CapacityDemand(groups, c.timeRange.Step), so)...)
+}
+
+// capacityCounts are each group's replicas now, needed and desired as
+// one-sample series (the counts a row leaves empty are left out).
+func capacityCounts(groups []vllm.CapacityGroup, rows []frames.CapacityRow) []*series.Series {
+	var out []*series.Series
+	for i, g := range groups {
+		r := rows[i]
+		out = append(out, vllm.CapacityCount(g, "replicas_now", float64(r.ReplicasNow)))
+		if r.Needed != nil {
+			out = append(out, vllm.CapacityCount(g, "replicas_needed", float64(*r.Needed)))
+		}
+		if r.Desired != nil {
+			out = append(out, vllm.CapacityCount(g, "desired_replicas", float64(*r.Desired)))
+		}
 	}
-	out := data.Frames{frames.CapacityWhatIf(a.whatIf, a.fits, frames.CapacityOptions{Columns: fo.Columns, Executed: executed})}
-	out = append(out, frames.TimeSeries(vllm.CapacityDemand(groups, c.timeRange.Step), frames.SeriesOptions{Legend: c.query.Legend,
-		GroupLabels: gl, Unit: "reqps", Executed: executed})...)
-	if c.o.Format == "series" {
-		out[0].Meta.Notices = notices
-		return out
-	}
-	return append(data.Frames{table}, out...)
+	return out
 }
 
 // capacityColumns names the group columns as users know them.

@@ -215,7 +215,7 @@ func TestCapacityCalibrationRecoversTheEngine(t *testing.T) {
 	e := settingsExecutor(t, h.Prom.URL, `{"scrapeInterval":"15s"}`)
 	r := run(t, e, backend.DataQuery{RefID: "A", Interval: time.Minute, MaxDataPoints: 60,
 		TimeRange: backend.TimeRange{From: h.End.Add(-60 * time.Minute), To: h.End},
-		JSON:      json.RawMessage(`{"queryType":"capacity","format":"series"}`)}).Responses["A"]
+		JSON:      json.RawMessage(`{"queryType":"capacity","format":"whatif"}`)}).Responses["A"]
 	require.NoError(t, r.Error)
 	require.Equal(t, "what-if", r.Frames[0].Name)
 	fits := r.Frames[0].Meta.Custom.(map[string]any)["twin"].([]frames.TwinFit)

@@ -429,3 +429,19 @@ func CapacityDemand(groups []CapacityGroup, step time.Duration) series.Matrix {
 	}
 	return out
 }
+
+// CapacityCount is one count of a group's decision (replicas_now,
+// replicas_needed, desired_replicas) as a series of one sample at the
+// range's end, so an alert rule can compare them (needed > now).
+func CapacityCount(g CapacityGroup, signal string, v float64) *series.Series {
+	ls := make(map[string]string, len(g.Labels)+1)
+	for k, val := range g.Labels {
+		ls[k] = val
+	}
+	ls[SignalTagLabel] = signal
+	var at []time.Time
+	if n := len(g.Times); n > 0 {
+		at = []time.Time{g.Times[n-1]}
+	}
+	return &series.Series{Labels: ls, Times: at, Values: []float64{v}[:len(at)]}
+}

@@ -9,8 +9,8 @@ import { OptionsProps } from './types';
 /** The wait whose p99 the replica count must keep under the threshold (pkg/models capacity.go). */
 export type VllmCapacityObjective = 'queue_time' | 'ttft';
 
-/** Capacity output: the table and the demand series (default), or either. */
-export type VllmCapacityFormat = 'both' | 'table' | 'series';
+/** Capacity output: the table, the what-if and the demand series (default), or one of them. */
+export type VllmCapacityFormat = 'both' | 'table' | 'series' | 'whatif';
 
 const OBJECTIVE_OPTIONS = choiceOptions<VllmCapacityObjective>('capacity', 'wait', {
   queue_time: { label: 'Queue time p99', description: 'Time requests wait before their first step' },
@@ -18,9 +18,10 @@ const OBJECTIVE_OPTIONS = choiceOptions<VllmCapacityObjective>('capacity', 'wait
 });
 
 const FORMAT_OPTIONS = choiceOptions<VllmCapacityFormat>('capacity', 'format', {
-  both: { label: 'Table + series', description: 'A row per model, and the demand over time' },
+  both: { label: 'All', description: 'A row per model, the what-if per replica count, and the demand over time' },
   table: { label: 'Table only', description: 'Replicas now, needed and desired, demand, per-replica capacity' },
   series: { label: 'Series only', description: 'Requests/s arriving per model over time' },
+  whatif: { label: 'What-if only', description: 'Predicted queue-time and TTFT p99 per replica count' },
 });
 
 const placeholder = (field: string) => String(optionSpec('capacity', field).default);
