@@ -106,10 +106,10 @@ export interface VllmQuery extends DataQuery, VllmQueryOptions {
   source?: VllmGpuSource;
   /**
    * GPU: time series or a table (default table). Top-k: "table" returns only the ranking table (for table panels),
-   * "series" is the same as asSeries, absent or "both" returns both. The meaning differs per type, so the editor
-   * drops it when switching between the two.
+   * "series" is the same as asSeries, absent or "both" returns both. Capacity: "table", "series" (the demand),
+   * "whatif" or "both". The meaning differs per type, so the editor drops it when switching between them.
    */
-  format?: VllmGpuFormat | VllmTopKFormat | VllmSaturationFormat | VllmLoRAFormat;
+  format?: VllmGpuFormat | VllmTopKFormat | VllmSaturationFormat | VllmLoRAFormat | 'whatif';
   /** PromQL: the expression (required). Dashboard variables are resolved; $__interval, $__rate_interval, $__range by the backend. */
   expr?: string;
   /** PromQL: Grafana unit of the result, e.g. reqps or short. */
@@ -194,6 +194,7 @@ export const DEFAULT_SETTINGS = {
   saturationPreemptions: 0.01,
   saturationIdle: 0.1,
   stallWindow: '3m',
+  gpusPerServer: 1,
 } as const;
 
 export type VllmAgentMode = 'static' | 'discovery';
@@ -295,6 +296,10 @@ export interface VllmDataSourceOptions extends DataSourceJsonData {
    * is stalled. Absent means the backend default (two scrape intervals when that is longer).
    */
   stallWindow?: string;
+  /** GPUs one vLLM server holds (tensor × pipeline parallel), 1–1024 (default 1): the capacity query's efficiency. */
+  gpusPerServer?: number;
+  /** What one GPU costs an hour, 0–10000 (unset: no cost columns in the capacity query). */
+  gpuHourlyCost?: number;
 
   // Grafana's standard HTTP settings (written by DataSourceHttpSettings, read by the SDK's HTTPClientOptions).
   timeout?: number;

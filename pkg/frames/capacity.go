@@ -29,6 +29,12 @@ type CapacityRow struct {
 	// MeasuredP99 is the objective's p99 over the range; PredictedNow and
 	// PredictedNeeded are the what-if's at ReplicasNow and Needed.
 	MeasuredP99, PredictedNow, PredictedNeeded *float64
+	// Efficiency over the range: GPUs per server, GPU-seconds per million
+	// generated tokens, the share of server time idle, tokens/s per GPU;
+	// with a GPU price, the cost per million tokens and of the idle time.
+	GPUsPerServer                                 int64
+	GPUSecondsPerMTokens, IdleShare, TokensPerGPU *float64
+	CostPerMTokens, IdleCost                      *float64
 }
 
 // CapacityOptions name the table's group columns and what it carries.
@@ -103,6 +109,12 @@ func capacityFields(rows []CapacityRow, objective string) []*data.Field {
 		col(objective+" p99 measured", "s", func(r CapacityRow) *float64 { return r.MeasuredP99 }),
 		col(objective+" p99 predicted now", "s", func(r CapacityRow) *float64 { return r.PredictedNow }),
 		col(objective+" p99 predicted needed", "s", func(r CapacityRow) *float64 { return r.PredictedNeeded }),
+		ints("GPUs per server", func(r CapacityRow) *int64 { v := r.GPUsPerServer; return &v }),
+		col("GPU-s per M tokens", "s", func(r CapacityRow) *float64 { return r.GPUSecondsPerMTokens }),
+		col("idle share", "percentunit", func(r CapacityRow) *float64 { return r.IdleShare }),
+		col("tokens/s per GPU", "short", func(r CapacityRow) *float64 { return r.TokensPerGPU }),
+		col("cost per M tokens", "none", func(r CapacityRow) *float64 { return r.CostPerMTokens }),
+		col("idle cost", "none", func(r CapacityRow) *float64 { return r.IdleCost }),
 	}
 }
 

@@ -81,6 +81,8 @@ type Settings struct {
 	Selector []*labels.Matcher
 	// Saturation holds the thresholds of the saturation verdicts.
 	Saturation SaturationSettings
+	// Cost prices the GPUs for the capacity query's efficiency columns.
+	Cost CostSettings
 	// StallWindow: an engine that is up with requests running or waiting
 	// throughout it, and none of whose token and request counters moved
 	// over it, is stalled (jsonData.stallWindow, at least two scrapes).
@@ -174,6 +176,9 @@ func ParseSettings(s Instance) (Settings, error) {
 		return Settings{}, err
 	}
 	if out.Saturation, err = ParseSaturationSettings(s.JSONData); err != nil {
+		return Settings{}, err
+	}
+	if out.Cost, err = ParseCostSettings(s.JSONData); err != nil {
 		return Settings{}, err
 	}
 	return out, nil

@@ -53,6 +53,9 @@ func (p *plan) capacity(ctx context.Context, o models.CapacityOptions) (data.Fra
 			notices = append(notices, c.addWhatIf(&a, i, g, e, in, gl)...)
 		}
 	}
+	if len(groups) > 0 {
+		notices = append(notices, c.gpuNotice())
+	}
 	if len(groups) == 0 {
 		if none, done := p.noEngines(ctx); done {
 			notices = append(notices, none...)
@@ -155,7 +158,47 @@ func (c capacityPlan) row(g vllm.CapacityGroup, e vllm.CapacityEstimate, gl []st
 	if v, ok := measured[capacityKey(g.Labels, gl)]; ok {
 		r.MeasuredP99 = &v
 	}
+	c.efficiency(&r, e)
 	return r
+}
+
+// gpuNotice says where the GPU count and price come from.
+func (c capacityPlan) gpuNotice() data.Notice {
+	cost := c.settings.cost
+	text := fmt.Sprintf("Efficiency counts %d GPU(s) per server, from the data source's gpusPerServer setting", cost.GPUsPerServer)
+	if !cost.GPUsSet {
+		text = "Efficiency counts 1 GPU per server: set gpusPerServer in the data source to your tensor × pipeline parallel size"
+	}
+	if cost.GPUHourlyCost <= 0 {
+		text += "; set gpuHourlyCost to price them"
+	}
+	return data.Notice{Severity: data.NoticeSeverityInfo, Text: text + "."}
+}
+
+// efficiency prices the range's GPU time: GPUs per server from the
+// gpusPerServer setting, GPU time from the servers' answering time.
+func (c capacityPlan) efficiency(r *frames.CapacityRow, e vllm.CapacityEstimate) {
+	cost := c.settings.cost
+	r.GPUsPerServer = int64(cost.GPUsPerServer)
+	gpuSeconds := e.ServerSeconds * float64(cost.GPUsPerServer)
+	if gpuSeconds <= 0 {
+		return
+	}
+	idle, perGPU := e.IdleShare, e.GeneratedTokens/gpuSeconds
+	r.IdleShare, r.TokensPerGPU = &idle, &perGPU
+	if cost.GPUHourlyCost > 0 {
+		v := idle * gpuSeconds / 3600 * cost.GPUHourlyCost
+		r.IdleCost = &v
+	}
+	if e.GeneratedTokens <= 0 {
+		return
+	}
+	perM := gpuSeconds / (e.GeneratedTokens / 1e6)
+	r.GPUSecondsPerMTokens = &perM
+	if cost.GPUHourlyCost > 0 {
+		v := perM / 3600 * cost.GPUHourlyCost
+		r.CostPerMTokens = &v
+	}
 }
 
 // groupNotices say where a group's figures are weaker than they look.

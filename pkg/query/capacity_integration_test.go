@@ -73,7 +73,7 @@ func TestCapacityAgainstTheSimulatorsTruth(t *testing.T) {
 	cfg.Profile = sim.Profile{Kind: sim.Bursts, Factor: 2, Length: 5 * time.Minute, Period: 15 * time.Minute}
 	cfg.Instances = []sim.InstanceConfig{{Model: "m"}, {Model: "m"}, {Model: "m"}}
 	h := runSimHistory(t, promtest.Prometheus2, cfg, 2*time.Hour, 15*time.Second, capacityKeeps)
-	e := settingsExecutor(t, h.Prom.URL, `{"scrapeInterval":"15s"}`)
+	e := settingsExecutor(t, h.Prom.URL, `{"scrapeInterval":"15s","gpusPerServer":2,"gpuHourlyCost":3}`)
 	from := h.End.Add(-90 * time.Minute)
 	r := run(t, e, backend.DataQuery{RefID: "A", JSON: json.RawMessage(`{"queryType":"capacity","format":"table"}`),
 		Interval: time.Minute, MaxDataPoints: 90, TimeRange: backend.TimeRange{From: from, To: h.End}}).Responses["A"]
@@ -90,6 +90,12 @@ func TestCapacityAgainstTheSimulatorsTruth(t *testing.T) {
 	desired := row["desired replicas"].(int64)
 	require.GreaterOrEqual(t, float64(desired)*row["per replica"].(float64), row["arrivals now"].(float64)*1.2)
 	require.Greater(t, row["queue_time p99 measured"], 0.0, "bursts above capacity queue requests")
+	// Efficiency: 3 servers × 2 GPUs make the generated tokens; priced at 3 an hour.
+	require.EqualValues(t, 2, row["GPUs per server"])
+	require.InEpsilon(t, row["generated tokens/s"], row["tokens/s per GPU"].(float64)*2*3, 0.03)
+	require.InEpsilon(t, 1e6/row["tokens/s per GPU"].(float64), row["GPU-s per M tokens"], 1e-9)
+	require.InEpsilon(t, row["GPU-s per M tokens"].(float64)*3/3600, row["cost per M tokens"], 1e-9)
+	require.Less(t, row["idle share"], 0.05, "never idle at 2.5 requests/s per engine")
 }
 
 // tableRow reads row i of a table frame by column name, pointers followed
@@ -107,4 +113,24 @@ func tableRow(t *testing.T, f *data.Frame, i int) map[string]any {
 		out[fld.Name] = v
 	}
 	return out
+}
+
+// TestCapacityIdleShareAgainstTheSimulator: of two servers of one model,
+// one gets all the traffic and the other almost none: half the servers'
+// time is idle, and the idle cost is that half of the GPU-hours priced.
+func TestCapacityIdleShareAgainstTheSimulator(t *testing.T) {
+	t.Parallel()
+	cfg := sim.DefaultConfig()
+	cfg.Seed, cfg.Skew, cfg.Rate, cfg.Engine = 5, 0, 2, capacityEngine()
+	cfg.Instances = []sim.InstanceConfig{{Model: "m"}, {Model: "m", RateFactor: 1e-5}}
+	h := runSimHistory(t, promtest.Prometheus2, cfg, 70*time.Minute, 15*time.Second, capacityKeeps)
+	e := settingsExecutor(t, h.Prom.URL, `{"scrapeInterval":"15s","gpuHourlyCost":2}`)
+	r := run(t, e, backend.DataQuery{RefID: "A", JSON: json.RawMessage(`{"queryType":"capacity","format":"table"}`),
+		Interval: time.Minute, MaxDataPoints: 60, TimeRange: backend.TimeRange{From: h.End.Add(-time.Hour), To: h.End}}).Responses["A"]
+	require.NoError(t, r.Error)
+	row := tableRow(t, r.Frames[0], 0)
+	require.InDelta(t, 0.5, row["idle share"], 0.03)
+	require.EqualValues(t, 1, row["GPUs per server"], "the default")
+	// 2 servers × 1 GPU × 1 h × the idle share × 2 an hour.
+	require.InEpsilon(t, 2*row["idle share"].(float64)*2, row["idle cost"], 0.03)
 }

@@ -58,13 +58,18 @@ type planSettings struct {
 	stallWindow time.Duration
 	// saturation are the saturation verdicts' thresholds.
 	saturation models.SaturationSettings
+	// cost prices the GPUs (capacity's efficiency columns).
+	cost models.CostSettings
 }
 
 // resolveSettings applies the defaults of settings built in code (not
 // loaded) once per plan.
 func resolveSettings(s models.Settings) planSettings {
 	out := planSettings{scrape: s.ScrapeInterval, rulesScrape: s.ScrapeInterval, rules: s.RecordingRules,
-		stallWindow: s.StallWindow, saturation: s.Saturation}
+		stallWindow: s.StallWindow, saturation: s.Saturation, cost: s.Cost}
+	if out.cost.GPUsPerServer < 1 {
+		out.cost.GPUsPerServer = 1
+	}
 	if out.rulesScrape <= 0 {
 		out.rulesScrape = interval.DefaultScrape
 	}

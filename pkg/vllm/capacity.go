@@ -258,6 +258,11 @@ type CapacityEstimate struct {
 	PerReplica, PerReplicaTokens float64
 	SaturatedSteps               int
 	LowerBound                   bool
+	// ServerSeconds is the time the group's servers answered over the
+	// range (answering server-steps × step); IdleShare the share of it with
+	// nothing running and nothing waiting; GeneratedTokens the tokens they
+	// generated in it.
+	ServerSeconds, IdleShare, GeneratedTokens float64
 }
 
 // EstimateCapacity reads a group's demand and supply; step is the
@@ -285,12 +290,35 @@ func EstimateCapacity(g CapacityGroup, step time.Duration) CapacityEstimate {
 		}
 		e.Replicas++
 	}
+	e.ServerSeconds, e.IdleShare, e.GeneratedTokens = usage(g.Servers, step)
 	e.PerReplica, e.PerReplicaTokens, e.SaturatedSteps = saturatedThroughput(g.Servers)
 	if e.SaturatedSteps < MinSaturatedSteps {
 		e.LowerBound = true
 		e.PerReplica, e.PerReplicaTokens = mostFinished(g.Servers)
 	}
 	return e
+}
+
+// usage is the servers' answering time, the share of it idle (no request
+// running over the window and none waiting) and the tokens generated.
+func usage(servers []CapacityServer, step time.Duration) (seconds, idle, tokens float64) {
+	var answering, idleSteps int
+	for _, srv := range servers {
+		for i, w := range srv.Signals[CapWaiting] {
+			if math.IsNaN(w) {
+				continue
+			}
+			answering++
+			if w == 0 && zeroNaN(at(srv.Signals[CapRunningAvg], i)) == 0 {
+				idleSteps++
+			}
+			tokens += zeroNaN(at(srv.Signals[CapGenTPS], i)) * step.Seconds()
+		}
+	}
+	if answering == 0 {
+		return 0, 0, tokens
+	}
+	return float64(answering) * step.Seconds(), float64(idleSteps) / float64(answering), tokens
 }
 
 // arrivals is the group's demand at each step: what finished plus the

@@ -140,3 +140,24 @@ func TestCapacityExpressionsParse(t *testing.T) {
 		}
 	}
 }
+
+// TestCapacityUsage: server a answers 4 steps of 30 s, idle in 2 (nothing
+// running over the window, nothing waiting); b answers 2, busy in both;
+// the tokens are tokens/s × 30 s.
+func TestCapacityUsage(t *testing.T) {
+	t0, step := time.Unix(1_700_000_000, 0).UTC(), 30*time.Second
+	nan := math.NaN()
+	m := series.Matrix{
+		capSeries("m", "a", CapWaiting, t0, step, 0, 0, 2, 0),
+		capSeries("m", "a", CapRunningAvg, t0, step, 0, 3, 0, 0),
+		capSeries("m", "a", CapGenTPS, t0, step, 0, 100, 0, 0),
+		capSeries("m", "b", CapWaiting, t0, step, nan, nan, 0, 0),
+		capSeries("m", "b", CapRunningAvg, t0, step, nan, nan, 1, 1),
+		capSeries("m", "b", CapGenTPS, t0, step, nan, nan, 10, 10),
+	}
+	g := CapacityGroups(m, []string{"model_name"}, func(ls map[string]string) string { return ls["instance"] })[0]
+	e := EstimateCapacity(g, step)
+	require.InDelta(t, 6*30.0, e.ServerSeconds, 1e-9)
+	require.InDelta(t, 2.0/6, e.IdleShare, 1e-9)
+	require.InDelta(t, 120*30.0, e.GeneratedTokens, 1e-9)
+}

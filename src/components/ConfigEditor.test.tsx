@@ -332,6 +332,7 @@ describe('ConfigEditor', () => {
         'Queries and performance',
         'Node agents',
         'Diagnosis thresholds',
+        'GPUs and cost',
         'Additional settings',
       ]);
       expect(screen.getByRole('link', { name: 'view the documentation' })).toHaveAttribute('href', DOCS_URL);
