@@ -187,6 +187,8 @@ func cases() []benchCase {
 		{name: "waitTime instance", query: `{"queryType":"waitTime","grouping":"instance"}`, points: true},
 		{name: "preemptions annotations", query: `{"queryType":"preemptions"}`},
 		{name: "topk 5 waiting", query: `{"queryType":"topk","k":5,"rankBy":"waiting"}`, topk: true},
+		// The what-if's CPU is the plugin's side of this ratio.
+		{name: "capacity model", query: `{"queryType":"capacity","format":"table"}`},
 	}
 }
 
