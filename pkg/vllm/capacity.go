@@ -50,9 +50,9 @@ func (b Builder) CapacitySignals(g models.Grouping, f models.Filters, window str
 	return []SignalExpr{
 		{CapFinished, sum(b.rateUnion(RequestSuccess, f, "", window))},
 		{CapWaiting, sum(b.union(Waiting, f, ""))},
-		{CapWaitingMin, sum(b.overTime("min_over_time", Waiting, f, window))},
+		{CapWaitingMin, sum(b.fnUnion("min_over_time", Waiting, f, window))},
 		{CapRunning, sum(b.union(Running, f, ""))},
-		{CapRunningAvg, sum(b.overTime("avg_over_time", Running, f, window))},
+		{CapRunningAvg, sum(b.fnUnion("avg_over_time", Running, f, window))},
 		{CapRunningSq, sum(fmt.Sprintf("avg_over_time((%s ^ 2)[%s:%s])", b.union(Running, f, ""), window, model.Duration(scrape)))},
 		{CapPromptTPS, sum(b.rateUnion(PromptTokens, f, "", window))},
 		{CapGenTPS, sum(b.rateUnion(GenerationTokens, f, "", window))},
@@ -73,19 +73,6 @@ func (b Builder) capacityLabels(g models.Grouping) []string {
 		}
 	}
 	return out
-}
-
-// overTime is union for a gauge under an _over_time function.
-func (b Builder) overTime(fn string, key SignalKey, f models.Filters, window string) string {
-	m := b.matchers(f)
-	parts := []string{}
-	for _, n := range b.names(key) {
-		parts = append(parts, fmt.Sprintf("%s(%s[%s])", fn, selector(n, m), window))
-	}
-	if len(parts) == 1 {
-		return parts[0]
-	}
-	return "(" + strings.Join(parts, " or ") + ")"
 }
 
 // CapacityLengthExprs are the prompt and output length histograms of the
