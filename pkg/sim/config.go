@@ -211,6 +211,13 @@ type Config struct {
 	PreemptionLog int // preemption events kept per engine (oldest dropped)
 	RequestLog    int // completed requests kept per engine (oldest dropped)
 
+	// Lean observes only the queue-time and TTFT histograms (the counters
+	// and gauges are kept): a what-if twin reads nothing else, and the
+	// per-token inter-token-latency histogram is most of its run time. The
+	// exposition then shows the other histograms empty; what happens in
+	// the fleet does not change (the histograms draw no random numbers).
+	Lean bool
+
 	// HistogramBuckets replaces the bucket upper bounds of histogram
 	// families, as an operator can with vLLM's custom_histogram_buckets.
 	// Keys are family names without the "vllm:" prefix (for example

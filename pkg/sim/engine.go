@@ -27,6 +27,7 @@ type engine struct {
 	peakFactor     float64 // profile.peak(), once: a trace's is a scan of its factors
 	limitTokens    int     // longest sequence accepted
 	limitMaxTokens int     // max_tokens after clipping to limitTokens
+	lean           bool    // Config.Lean: only the queue-time and TTFT histograms
 
 	now         time.Duration
 	nextArrival time.Duration // next candidate of the thinned arrival process
@@ -121,6 +122,7 @@ type engineSetup struct {
 	profile        Profile
 	preemptionLog  int
 	requestLog     int
+	lean           bool // Config.Lean
 }
 
 func newEngine(ic InstanceConfig, s engineSetup) *engine {
@@ -136,6 +138,7 @@ func newEngine(ic InstanceConfig, s engineSetup) *engine {
 		h:             newHists(ic.Generation, p.MaxModelLen),
 		preemptionLog: newRing[PreemptionEvent](s.preemptionLog),
 		completedLog:  newRing[CompletedRequest](s.requestLog),
+		lean:          s.lean,
 	}
 	e.limitMaxTokens = min(p.MaxTokens, e.limitTokens/2)
 	if p.WedgeAfter > 0 {

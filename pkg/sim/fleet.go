@@ -87,7 +87,7 @@ func NewFleet(cfg Config) (*Fleet, error) {
 			e := newEngine(ic, engineSetup{
 				instance: i, rank: rank, index: len(f.engines), seed: cfg.Seed,
 				rate: cfg.Rate * ic.RateFactor * mult, profile: cfg.Profile,
-				preemptionLog: cfg.PreemptionLog, requestLog: cfg.RequestLog,
+				preemptionLog: cfg.PreemptionLog, requestLog: cfg.RequestLog, lean: cfg.Lean,
 			})
 			applyBuckets(e, inst.fams, cfg.HistogramBuckets)
 			inst.engines = append(inst.engines, e)

@@ -49,6 +49,12 @@ func (e *engine) scheduleRunning(budget int) int {
 // whether r is still running. Victims come from the end of the running list,
 // past r, so none of them is already in this step's batch.
 func (e *engine) grow(r *request, n int) bool {
+	// Most steps add a decode token to a block r already holds: that test
+	// is a multiplication, where blocksFor divides (a what-if twin spends
+	// much of its time here).
+	if r.computed+n <= r.blocks*e.p.BlockSize {
+		return true
+	}
 	// Speculation can leave blocks ahead of the KV it kept; they are reused.
 	need := max(0, e.blocksFor(r.computed+n)-r.blocks)
 	for need > e.freeBlocks {
@@ -217,7 +223,7 @@ func (e *engine) finishStep() {
 			e.emitTokens(s.r, 1)
 		}
 	}
-	if e.iterTokens > 0 {
+	if e.iterTokens > 0 && !e.lean {
 		e.h.iteration.observe(float64(e.iterTokens))
 	}
 	e.removeFinished()
@@ -248,7 +254,7 @@ func (e *engine) emitTokens(r *request, m int) {
 		e.st.cachedPromptTokens += int64(r.cached + r.external)
 		e.kv.extPromptTokens += int64(r.external)
 		e.iterTokens += r.prompt - r.cached - r.external
-	} else {
+	} else if !e.lean {
 		e.h.itl.observe(seconds(e.now - r.lastToken))
 	}
 	r.lastToken = e.now
@@ -313,8 +319,11 @@ func (e *engine) logCompleted(r *request) {
 
 func (e *engine) observeFinished(r *request) {
 	decode := r.lastToken - r.firstToken
-	e.h.e2e.observe(seconds(e.now - r.arrival))
 	e.h.queue.observe(seconds(r.queueTime))
+	if e.lean {
+		return
+	}
+	e.h.e2e.observe(seconds(e.now - r.arrival))
 	e.h.prefill.observe(seconds(r.firstToken - r.firstScheduled))
 	e.h.decode.observe(seconds(decode))
 	e.h.inference.observe(seconds(r.lastToken - r.firstScheduled))

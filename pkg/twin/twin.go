@@ -185,7 +185,9 @@ func config(m Model, n int, o Options) (sim.Config, time.Duration) {
 	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.Skew, cfg.Rate = o.Seed, 0, meanRate/float64(n)
 	cfg.Profile = sim.Profile{Kind: sim.Trace, Period: m.Step, Factors: factors}
-	cfg.RequestLog, cfg.PreemptionLog = 1<<22, 1<<22
+	// measure reads the queue-time and TTFT histograms and the counters,
+	// never the logs or the other histograms.
+	cfg.RequestLog, cfg.PreemptionLog, cfg.Lean = 0, 0, true
 	cfg.Engine = engine(m)
 	cfg.Instances = make([]sim.InstanceConfig, n)
 	for i := range cfg.Instances {
@@ -246,16 +248,12 @@ func trace(arrivals []float64, step time.Duration, o Options) ([]float64, float6
 
 // measure reads the run's waits, batch occupancy and preemptions.
 func measure(f *sim.Fleet, n int, d time.Duration, batch int) Prediction {
-	var queue, ttft []float64
-	for _, r := range f.CompletedRequests() {
-		if r.ClientAborted {
-			continue
-		}
-		queue = append(queue, r.QueueTime.Seconds())
-		ttft = append(ttft, r.TTFT.Seconds())
-	}
+	// The engines' own histograms, as Prometheus would read them: queue
+	// time per finished request, TTFT per first token (requests still
+	// running at the end included, as in vLLM's exposition).
+	queue, ttft := f.LatencyCounts()
 	p := Prediction{Replicas: n, QueueP99: bucketQuantile(queue, 0.99, sim.QueueTimeBounds()),
-		TTFTP99: bucketQuantile(ttft, 0.99, sim.TTFTBounds()), Finished: len(queue)}
+		TTFTP99: bucketQuantile(ttft, 0.99, sim.TTFTBounds()), Finished: int(total(queue))}
 	running, waiting, arrived := totals(f)
 	var preempted int64
 	for _, e := range f.Snapshot().Engines {
@@ -267,21 +265,27 @@ func measure(f *sim.Fleet, n int, d time.Duration, batch int) Prediction {
 	return p
 }
 
-// bucketQuantile is histogram_quantile(q) over vals counted into bounds
-// (+Inf implied): the rank's bucket, interpolated linearly from its lower
-// bound (0 for the first); a rank in +Inf gives the last finite bound, as
-// Prometheus does. NaN when vals is empty.
-func bucketQuantile(vals []float64, q float64, bounds []float64) float64 {
-	if len(vals) == 0 {
+// total is the number of observations in per-bucket counts.
+func total(counts []uint64) uint64 {
+	var n uint64
+	for _, c := range counts {
+		n += c
+	}
+	return n
+}
+
+// bucketQuantile is histogram_quantile(q) over per-bucket counts (not
+// cumulative) of bounds with +Inf last: the rank's bucket, interpolated
+// linearly from its lower bound (0 for the first); a rank in +Inf gives the
+// last finite bound, as Prometheus does. NaN when there are no observations.
+func bucketQuantile(buckets []uint64, q float64, bounds []float64) float64 {
+	n := total(buckets)
+	if n == 0 {
 		return math.NaN()
 	}
-	counts := make([]float64, len(bounds)+1)
-	for _, v := range vals {
-		i, _ := slices.BinarySearch(bounds, v) // v ≤ bounds[i]
-		counts[i]++
-	}
-	rank, below := q*float64(len(vals)), 0.0
-	for i, c := range counts {
+	rank, below := q*float64(n), 0.0
+	for i, b := range buckets {
+		c := float64(b)
 		if below+c < rank || c == 0 {
 			below += c
 			continue

@@ -2,6 +2,7 @@ package twin
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -96,6 +97,17 @@ func TestNeeded(t *testing.T) {
 	}
 }
 
+// countInto counts vals into per-bucket counts of bounds (+Inf last), by
+// Prometheus's le rule.
+func countInto(vals, bounds []float64) []uint64 {
+	counts := make([]uint64, len(bounds)+1)
+	for _, v := range vals {
+		i, _ := slices.BinarySearch(bounds, v) // v ≤ bounds[i]
+		counts[i]++
+	}
+	return counts
+}
+
 func TestBucketQuantile(t *testing.T) {
 	bounds := []float64{1, 2, 5}
 	tests := []struct {
@@ -112,7 +124,7 @@ func TestBucketQuantile(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := bucketQuantile(tt.vals, tt.q, bounds)
+			got := bucketQuantile(countInto(tt.vals, bounds), tt.q, bounds)
 			if math.IsNaN(tt.want) {
 				require.True(t, math.IsNaN(got))
 				return
