@@ -35,6 +35,11 @@ type CapacityRow struct {
 	GPUsPerServer                                 int64
 	GPUSecondsPerMTokens, IdleShare, TokensPerGPU *float64
 	CostPerMTokens, IdleCost                      *float64
+	// StackDesired and StackCurrent are the stack's own autoscaler's
+	// replicas for the group (llm-d's workload variant autoscaler), nil
+	// where it sizes none of the group's servers. The table has their
+	// columns only when some row has them.
+	StackDesired, StackCurrent *float64
 }
 
 // CapacityOptions name the table's group columns and what it carries.
@@ -59,6 +64,7 @@ func CapacityTable(rows []CapacityRow, o CapacityOptions) *data.Frame {
 		fields = append(fields, data.NewField(name, nil, col))
 	}
 	fields = append(fields, capacityFields(rows, o.Objective)...)
+	fields = append(fields, stackFields(rows)...)
 	f := data.NewFrame("capacity", fields...)
 	f.SetMeta(&data.FrameMeta{Type: data.FrameTypeTable, ExecutedQueryString: o.Executed, Notices: o.Notices})
 	return f
@@ -116,6 +122,21 @@ func capacityFields(rows []CapacityRow, objective string) []*data.Field {
 		col("cost per M tokens", "none", func(r CapacityRow) *float64 { return r.CostPerMTokens }),
 		col("idle cost", "none", func(r CapacityRow) *float64 { return r.IdleCost }),
 	}
+}
+
+// stackFields are the stack autoscaler's columns, when any row has them.
+func stackFields(rows []CapacityRow) []*data.Field {
+	desired, current := make([]*float64, len(rows)), make([]*float64, len(rows))
+	any := false
+	for i, r := range rows {
+		desired[i], current[i] = r.StackDesired, r.StackCurrent
+		any = any || r.StackDesired != nil
+	}
+	if !any {
+		return nil
+	}
+	return []*data.Field{data.NewField("autoscaler desired (llm-d)", nil, desired),
+		data.NewField("autoscaler current (llm-d)", nil, current)}
 }
 
 // WhatIfRow is one replica count of one group's what-if.

@@ -53,6 +53,9 @@ func (p *plan) capacity(ctx context.Context, o models.CapacityOptions) (data.Fra
 			notices = append(notices, c.addWhatIf(&a, i, g, e, in, gl)...)
 		}
 	}
+	st := c.stack(ctx, gl)
+	st.fileStack(a.rows, groups, gl)
+	notices = append(notices, st.notices...)
 	if len(groups) > 0 {
 		notices = append(notices, c.gpuNotice())
 	}
@@ -61,7 +64,7 @@ func (p *plan) capacity(ctx context.Context, o models.CapacityOptions) (data.Fra
 			notices = append(notices, none...)
 		}
 	}
-	executed := p.executed(append(append(exprsOf(sigs), measuredExpr), in.exprs...)...)
+	executed := p.executed(append(append(append(exprsOf(sigs), measuredExpr), in.exprs...), st.exprs...)...)
 	return c.frames(groups, a, executed, notices), nil
 }
 
@@ -229,7 +232,8 @@ func (c capacityPlan) frames(groups []vllm.CapacityGroup, a capacityAnswer, exec
 	case "whatif":
 		return data.Frames{frames.CapacityWhatIf(a.whatIf, a.fits, fo)}
 	case "series":
-		return frames.TimeSeries(append(vllm.CapacityDemand(groups, c.timeRange.Step), capacityCounts(groups, a.rows)...), so)
+		counts := append(capacityCounts(groups, a.rows), stackCounts(groups, a.rows)...)
+		return frames.TimeSeries(append(vllm.CapacityDemand(groups, c.timeRange.Step), counts...), so)
 	}
 	table := frames.CapacityTable(a.rows, fo)
 	fo.Notices, so.Notices = nil, nil

@@ -41,6 +41,29 @@ type simHistory struct {
 
 func runSimHistory(t *testing.T, k promtest.Kind, cfg sim.Config, d, scrape time.Duration, keep func(string) bool) simHistory {
 	t.Helper()
+	return runSimHistoryWith(t, k, cfg, d, scrape, keep, simTargets{})
+}
+
+// simTargets change what runSimHistoryWith scrapes: the engines' target
+// labels (nil: instance="sim-<i>",job="vllm"), and other targets scraped
+// beside them, each its target labels and its exposition at a scrape.
+type simTargets struct {
+	Labels func(i int) string
+	Others []otherTarget
+}
+
+// otherTarget is a non-vLLM target of a simulated history.
+type otherTarget struct {
+	Labels string
+	Write  func(*bytes.Buffer)
+}
+
+// runSimHistoryWith is runSimHistory with other targets and labels.
+func runSimHistoryWith(t *testing.T, k promtest.Kind, cfg sim.Config, d, scrape time.Duration, keep func(string) bool, tg simTargets) simHistory {
+	t.Helper()
+	if tg.Labels == nil {
+		tg.Labels = func(i int) string { return fmt.Sprintf(`instance="sim-%d",job="vllm"`, i) }
+	}
 	cfg.Epoch = time.Now().Add(-d - 10*time.Minute).Truncate(time.Minute)
 	fleet, err := sim.NewFleet(cfg)
 	require.NoError(t, err)
@@ -51,7 +74,12 @@ func runSimHistory(t *testing.T, k promtest.Kind, cfg sim.Config, d, scrape time
 		for i := range cfg.Instances {
 			var buf bytes.Buffer
 			require.NoError(t, fleet.WriteMetrics(&buf, i))
-			addScrape(samples, buf.String(), fmt.Sprintf(`instance="sim-%d",job="vllm"`, i), ms, keep)
+			addScrape(samples, buf.String(), tg.Labels(i), ms, keep)
+		}
+		for _, o := range tg.Others {
+			var buf bytes.Buffer
+			o.Write(&buf)
+			addScrape(samples, buf.String(), o.Labels, ms, nil)
 		}
 	}
 	dir := t.TempDir()
@@ -67,8 +95,10 @@ func runSimHistory(t *testing.T, k promtest.Kind, cfg sim.Config, d, scrape time
 }
 
 // addScrape files one exposition's samples (no timestamps, as vLLM
-// writes them) under their sample names, target labels added; the
-// _created gauges are left out, as Prometheus does by default.
+// writes them) under their sample names, target labels added (an exposed
+// label a target label clashes with becomes exported_<name>, as Prometheus
+// does without honor_labels); the _created gauges are left out, as
+// Prometheus does by default.
 func addScrape(samples map[string]map[string][]simSample, text, target string, ms int64, keep func(string) bool) {
 	for _, line := range strings.Split(text, "\n") {
 		if line == "" || strings.HasPrefix(line, "#") {
@@ -80,7 +110,7 @@ func addScrape(samples map[string]map[string][]simSample, text, target string, m
 		if i := strings.IndexByte(head, '{'); i >= 0 {
 			name = head[:i]
 			if inner := strings.TrimSuffix(head[i+1:], "}"); inner != "" {
-				labels = inner + "," + target
+				labels = exportClashes(inner, target) + "," + target
 			}
 		}
 		if strings.HasSuffix(name, "_created") || (keep != nil && !keep(name)) {
@@ -91,6 +121,16 @@ func addScrape(samples map[string]map[string][]simSample, text, target string, m
 		}
 		samples[name][labels] = append(samples[name][labels], simSample{value, ms})
 	}
+}
+
+// exportClashes renames the exposed labels (name="value" pairs, as the
+// text format writes them) that the target also sets to exported_<name>.
+func exportClashes(exposed, target string) string {
+	for _, pair := range strings.Split(target, ",") {
+		name := pair[:strings.IndexByte(pair, '=')]
+		exposed = strings.ReplaceAll(","+exposed, ","+name+"=", ",exported_"+name+"=")[1:]
+	}
+	return exposed
 }
 
 // writeOpenMetrics writes the samples as OpenMetrics, each sample name its
