@@ -40,6 +40,10 @@ type CapacityRow struct {
 	// where it sizes none of the group's servers. The table has their
 	// columns only when some row has them.
 	StackDesired, StackCurrent *float64
+	// EnergyPerMTokens is the kWh the group's GPUs drew per million
+	// generated tokens, where the node agents report their power; the table
+	// has its column only when some row has it.
+	EnergyPerMTokens *float64
 }
 
 // CapacityOptions name the table's group columns and what it carries.
@@ -64,6 +68,7 @@ func CapacityTable(rows []CapacityRow, o CapacityOptions) *data.Frame {
 		fields = append(fields, data.NewField(name, nil, col))
 	}
 	fields = append(fields, capacityFields(rows, o.Objective)...)
+	fields = append(fields, energyField(rows)...)
 	fields = append(fields, stackFields(rows)...)
 	f := data.NewFrame("capacity", fields...)
 	f.SetMeta(&data.FrameMeta{Type: data.FrameTypeTable, ExecutedQueryString: o.Executed, Notices: o.Notices})
@@ -122,6 +127,22 @@ func capacityFields(rows []CapacityRow, objective string) []*data.Field {
 		col("cost per M tokens", "none", func(r CapacityRow) *float64 { return r.CostPerMTokens }),
 		col("idle cost", "none", func(r CapacityRow) *float64 { return r.IdleCost }),
 	}
+}
+
+// energyField is the energy column, when any row has a figure.
+func energyField(rows []CapacityRow) []*data.Field {
+	vals := make([]*float64, len(rows))
+	any := false
+	for i, r := range rows {
+		vals[i] = r.EnergyPerMTokens
+		any = any || r.EnergyPerMTokens != nil
+	}
+	if !any {
+		return nil
+	}
+	f := data.NewField("energy per M tokens", nil, vals)
+	f.Config = &data.FieldConfig{Unit: "kwatth"}
+	return []*data.Field{f}
 }
 
 // stackFields are the stack autoscaler's columns, when any row has them.

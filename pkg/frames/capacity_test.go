@@ -41,3 +41,18 @@ func TestCapacityTableStackColumns(t *testing.T) {
 		})
 	}
 }
+
+// TestCapacityTableEnergyColumn: the energy column only when some row has
+// a figure, in kWh.
+func TestCapacityTableEnergyColumn(t *testing.T) {
+	v := 0.28
+	none := CapacityTable([]CapacityRow{{Group: []string{"a"}}}, CapacityOptions{Columns: []string{"model"}})
+	_, i := none.FieldByName("energy per M tokens")
+	require.Equal(t, -1, i)
+	some := CapacityTable([]CapacityRow{{Group: []string{"a"}, EnergyPerMTokens: &v}, {Group: []string{"b"}}}, CapacityOptions{Columns: []string{"model"}})
+	f, i := some.FieldByName("energy per M tokens")
+	require.NotEqual(t, -1, i)
+	require.Equal(t, "kwatth", f.Config.Unit)
+	require.Equal(t, &v, f.At(0))
+	require.Nil(t, f.At(1))
+}

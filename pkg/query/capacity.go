@@ -22,13 +22,14 @@ import (
 // capacityPlan is a capacity query's plan with its options.
 type capacityPlan struct {
 	*plan
-	o models.CapacityOptions
+	o    models.CapacityOptions
+	gpus agentGPUs // the node agents' GPUs per server, where they map any
 }
 
 // capacity answers the capacity query: a table with a row per group and
 // the demand over time as series (format both, the default), or either.
 func (p *plan) capacity(ctx context.Context, o models.CapacityOptions) (data.Frames, error) {
-	c := capacityPlan{p, o}
+	c := capacityPlan{plan: p, o: o}
 	sigs := p.builder.CapacitySignals(p.query.Grouping, p.query.Filters, p.window, p.settings.rulesScrape)
 	m, warn, err := p.signals(ctx, sigs)
 	if err != nil {
@@ -44,6 +45,7 @@ func (p *plan) capacity(ctx context.Context, o models.CapacityOptions) (data.Fra
 		notices = append(notices, data.Notice{Severity: data.NoticeSeverityWarning,
 			Text: "No what-if: the request lengths or KV cache could not be read: " + inErr.Error()})
 	}
+	c.gpus = c.agentGPUs(ctx)
 	a := capacityAnswer{rows: make([]frames.CapacityRow, len(groups))}
 	for i, g := range groups {
 		e := vllm.EstimateCapacity(g, p.timeRange.Step)
@@ -57,14 +59,14 @@ func (p *plan) capacity(ctx context.Context, o models.CapacityOptions) (data.Fra
 	st.fileStack(a.rows, groups, gl)
 	notices = append(notices, st.notices...)
 	if len(groups) > 0 {
-		notices = append(notices, c.gpuNotice())
+		notices = append(notices, c.gpuNotice(groups))
 	}
 	if len(groups) == 0 {
 		if none, done := p.noEngines(ctx); done {
 			notices = append(notices, none...)
 		}
 	}
-	executed := p.executed(append(append(append(exprsOf(sigs), measuredExpr), in.exprs...), st.exprs...)...)
+	executed := p.executed(append(append(append(exprsOf(sigs), measuredExpr), in.exprs...), append(st.exprs, c.gpus.exprs...)...)...)
 	return c.frames(groups, a, executed, notices), nil
 }
 
@@ -161,32 +163,23 @@ func (c capacityPlan) row(g vllm.CapacityGroup, e vllm.CapacityEstimate, gl []st
 	if v, ok := measured[capacityKey(g.Labels, gl)]; ok {
 		r.MeasuredP99 = &v
 	}
-	c.efficiency(&r, e)
+	c.efficiency(&r, g, e)
 	return r
 }
 
-// gpuNotice says where the GPU count and price come from.
-func (c capacityPlan) gpuNotice() data.Notice {
-	cost := c.settings.cost
-	text := fmt.Sprintf("Efficiency counts %d GPU(s) per server, from the data source's gpusPerServer setting", cost.GPUsPerServer)
-	if !cost.GPUsSet {
-		text = "Efficiency counts 1 GPU per server: set gpusPerServer in the data source to your tensor × pipeline parallel size"
-	}
-	if cost.GPUHourlyCost <= 0 {
-		text += "; set gpuHourlyCost to price them"
-	}
-	return data.Notice{Severity: data.NoticeSeverityInfo, Text: text + "."}
-}
-
-// efficiency prices the range's GPU time: GPUs per server from the
-// gpusPerServer setting, GPU time from the servers' answering time.
-func (c capacityPlan) efficiency(r *frames.CapacityRow, e vllm.CapacityEstimate) {
+// efficiency prices the range's GPU time: each server's answering time ×
+// its GPUs (the node agents' count, else the gpusPerServer setting); GPUs
+// per server is their mean over the group's answering time, rounded.
+func (c capacityPlan) efficiency(r *frames.CapacityRow, g vllm.CapacityGroup, e vllm.CapacityEstimate) {
 	cost := c.settings.cost
 	r.GPUsPerServer = int64(cost.GPUsPerServer)
-	gpuSeconds := e.ServerSeconds * float64(cost.GPUsPerServer)
-	if gpuSeconds <= 0 {
+	gpuSeconds := vllm.GPUSeconds(g, c.timeRange.Step, c.gpus.gpusOf(cost.GPUsPerServer))
+	if gpuSeconds <= 0 || e.ServerSeconds <= 0 {
 		return
 	}
+	r.GPUsPerServer = int64(math.Round(gpuSeconds / e.ServerSeconds))
+	joules, ok := vllm.EnergyJoules(g, c.timeRange.Step, c.gpus.power)
+	r.EnergyPerMTokens = kWhPerMTokens(joules, ok, e.GeneratedTokens)
 	idle, perGPU := e.IdleShare, e.GeneratedTokens/gpuSeconds
 	r.IdleShare, r.TokensPerGPU = &idle, &perGPU
 	if cost.GPUHourlyCost > 0 {

@@ -1,0 +1,85 @@
+//go:build !mutation
+
+package query_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/stretchr/testify/require"
+
+	"github.com/inferops/vllm-datasource/pkg/agentapi"
+	"github.com/inferops/vllm-datasource/pkg/internal/promtest"
+	"github.com/inferops/vllm-datasource/pkg/nodeagent"
+	"github.com/inferops/vllm-datasource/pkg/sim"
+)
+
+// agentExposition is a node agent's /metrics (its own writer) for GPUs
+// mapped to vLLM servers: per server, the power of each of its GPUs.
+func agentExposition(t *testing.T, node int, watts map[string][]float64) func(*bytes.Buffer) {
+	var gpus []agentapi.GPU
+	for server, ws := range watts {
+		for _, w := range ws {
+			gpus = append(gpus, agentapi.GPU{Index: len(gpus), UUID: fmt.Sprintf("GPU-%d-%d", node, len(gpus)), Name: "NVIDIA H100 80GB HBM3",
+				MemoryTotalBytes: agentapi.Float(80 << 30), PowerWatts: agentapi.Float(w), VLLMInstance: server, Model: "m"})
+		}
+	}
+	return func(buf *bytes.Buffer) { require.NoError(t, nodeagent.WriteMetrics(buf, gpus)) }
+}
+
+// TestCapacityGPUsAndEnergyFromTheNodeAgents: two servers of one model on
+// two nodes whose agents map two GPUs to each (one server's drawing 300 and
+// 250 W, the other's 200 W each): the table counts 2 GPUs per server from
+// the agents, not the setting (which says 8), prices 4 GPUs' time, and its
+// energy per million tokens is the 950 W drawn over the range against the
+// tokens the simulator says it generated. A third server the agents do not
+// see leaves its group without an energy figure and its GPU count from the
+// setting.
+func TestCapacityGPUsAndEnergyFromTheNodeAgents(t *testing.T) {
+	t.Parallel()
+	cfg := sim.DefaultConfig()
+	cfg.Seed, cfg.Skew, cfg.Rate, cfg.Engine = 9, 0, 2, capacityEngine()
+	cfg.Instances = []sim.InstanceConfig{{Model: "m"}, {Model: "m"}, {Model: "unseen"}}
+	tg := simTargets{Others: []otherTarget{
+		{Labels: `instance="node-0:9400",job="vllm-node-agent"`, Write: agentExposition(t, 0, map[string][]float64{"sim-0": {300, 250}})},
+		{Labels: `instance="node-1:9400",job="vllm-node-agent"`, Write: agentExposition(t, 1, map[string][]float64{"sim-1": {200, 200}})},
+	}}
+	keep := func(name string) bool {
+		return capacityKeeps(name) || name == "vllm_node_gpu_memory_total_bytes" || name == "vllm_node_gpu_power_watts"
+	}
+	h := runSimHistoryWith(t, promtest.Prometheus2, cfg, 40*time.Minute, 15*time.Second, keep, tg)
+	e := settingsExecutor(t, h.Prom.URL, `{"scrapeInterval":"15s","gpusPerServer":8,"gpuHourlyCost":2}`)
+	from := h.End.Add(-30 * time.Minute)
+	r := run(t, e, backend.DataQuery{RefID: "A", JSON: json.RawMessage(`{"queryType":"capacity","format":"table"}`),
+		Interval: 15 * time.Second, MaxDataPoints: 120, TimeRange: backend.TimeRange{From: from, To: h.End}}).Responses["A"]
+	require.NoError(t, r.Error)
+	rows := map[string]map[string]any{}
+	for i := 0; i < r.Frames[0].Rows(); i++ {
+		row := tableRow(t, r.Frames[0], i)
+		rows[row["model"].(string)] = row
+	}
+	m, unseen := rows["m"], rows["unseen"]
+	require.EqualValues(t, 2, m["GPUs per server"], "from the agents, not the setting's 8")
+	require.EqualValues(t, 8, unseen["GPUs per server"], "no agent maps a GPU to it: the setting")
+	require.InEpsilon(t, m["generated tokens/s"], m["tokens/s per GPU"].(float64)*4, 0.03, "4 GPUs make the tokens")
+	require.Nil(t, unseen["energy per M tokens"], "no power reading for its server")
+
+	// The truth: the tokens the two servers generated in the range, from
+	// the simulator's counters at its end minus a history of the range's
+	// length before it (the fleet ran 40 min; the range is the last 30).
+	tokens := float64(0)
+	for _, st := range h.Fleet.Snapshot().Engines {
+		if st.Instance < 2 {
+			tokens += float64(st.GenerationTokens)
+		}
+	}
+	tokens *= 30.0 / 40 // steady traffic: the last 30 of 40 minutes
+	want := 950.0 * 1800 / 3.6e6 / (tokens / 1e6)
+	t.Logf("energy per M tokens %.4f kWh, truth %.4f kWh (%.0f tokens)", m["energy per M tokens"], want, tokens)
+	require.InEpsilon(t, want, m["energy per M tokens"], 0.05)
+	require.Contains(t, noticeTexts(r.Frames), "Efficiency counts the GPUs the node agents map to 2 of 3 servers")
+}
