@@ -6,6 +6,7 @@
 #
 #   bash scripts/backends.sh            # both
 #   bash scripts/backends.sh prometheus # only Prometheus 3
+#   bash scripts/backends.sh promtool   # only Prometheus 3's promtool
 #   bash scripts/backends.sh thanos     # only Thanos
 #
 # The versions here are the ones pkg/internal/promtest looks for; change them
@@ -74,6 +75,16 @@ prometheus() {
 		remove_all_sd
 }
 
+# promtool of the same release: the compose stack's config uses fields Debian's
+# promtool 2.42 does not know (storage.tsdb.retention), so it is checked with this one.
+promtool() {
+	local v=github.com/prometheus/common/version
+	build "promtool $PROMETHEUS_VERSION" "$cache/promtool-$PROMETHEUS_VERSION" \
+		"$PROMETHEUS_MODULE@$PROMETHEUS_MODULE_VERSION" ./cmd/promtool \
+		"-X $v.Version=$PROMETHEUS_VERSION -X $v.Revision=$PROMETHEUS_MODULE_VERSION -X $v.Branch=module-proxy" \
+		remove_all_sd
+}
+
 thanos() {
 	local v=github.com/prometheus/common/version
 	# Thanos' own release build (.promu.yml) uses these tags. slicelabels is
@@ -89,13 +100,15 @@ thanos() {
 
 case "${1:-all}" in
 prometheus) prometheus ;;
+promtool) promtool ;;
 thanos) thanos ;;
 all)
 	prometheus
+	promtool
 	thanos
 	;;
 *)
-	echo "usage: $0 [prometheus|thanos|all]" >&2
+	echo "usage: $0 [prometheus|promtool|thanos|all]" >&2
 	exit 2
 	;;
 esac

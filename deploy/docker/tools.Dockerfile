@@ -4,7 +4,10 @@
 # go-nvml with cgo, so it is built on Debian bookworm and runs on bookworm:
 # the same glibc at build and run time.
 #
-#   docker build -f deploy/docker/tools.Dockerfile -t inferops-vllm-tools .
+#   docker build -f deploy/docker/tools.Dockerfile --target tools -t inferops-vllm-tools:0.3.0 .
+#
+# The Kubernetes DaemonSet (deploy/kubernetes/node-agent-daemonset.yaml) runs this image's vllm-node-agent:
+# tag it with the release and push it to your registry.
 #
 # Build context: the repository root (see .dockerignore).
 
@@ -19,7 +22,7 @@ ENV CGO_ENABLED=1 CGO_CFLAGS="-O2 -Wno-deprecated-declarations"
 RUN go build -trimpath -o /out/vllm-sim ./cmd/vllm-sim \
  && go build -trimpath -o /out/vllm-node-agent ./cmd/vllm-node-agent
 
-FROM debian:bookworm-slim
+FROM debian:bookworm-slim AS tools
 COPY --from=build /out/vllm-sim /out/vllm-node-agent /usr/local/bin/
 COPY deploy/docker/vllm-sim-entrypoint.sh /usr/local/bin/vllm-sim-entrypoint
 # /targets is where vllm-sim writes its file_sd targets; a new named volume

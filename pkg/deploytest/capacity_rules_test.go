@@ -109,7 +109,7 @@ func TestAutoscalersReadTheRule(t *testing.T) {
 	require.NotNil(t, ext)
 	require.Equal(t, "1", ext.Target.AverageValue.String())
 	require.Nil(t, ext.Metric.Selector, "a label selector cannot hold a model name's '/'")
-	raw, err := os.ReadFile(repoPath(t, "deploy/kubernetes/vllm-hpa.yaml"))
+	raw, err := os.ReadFile(repoPath(t, "deploy/kubernetes/autoscaling/vllm-hpa.yaml"))
 	require.NoError(t, err)
 	require.Contains(t, string(raw), "name: {as: "+ext.Metric.Name+"}", "the adapter rule in the comment serves the metric")
 	require.GreaterOrEqual(t, *h.Spec.Behavior.ScaleDown.StabilizationWindowSeconds, int32(300))

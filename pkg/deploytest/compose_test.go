@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -28,6 +29,8 @@ type composeService struct {
 	Environment envMap               `yaml:"environment"`
 	Volumes     []string             `yaml:"volumes"`
 	DependsOn   map[string]dependsOn `yaml:"depends_on"`
+	NetworkMode string               `yaml:"network_mode"`
+	VolumesFrom []string             `yaml:"volumes_from"`
 }
 
 type composeBuild struct {
@@ -458,4 +461,85 @@ func TestComposePrometheus3LoadsConfig(t *testing.T) {
 
 	require.Contains(t, p.waitForTargets(t, "vllm-node-agent", 1), "node-agent:9400")
 	require.Contains(t, p.waitForTargets(t, "node", 1), "vllm-sim:9100")
+
+	// Retention comes from the config file (the flag is deprecated in 3.x).
+	var info struct {
+		StorageRetention string `json:"storageRetention"`
+	}
+	p.get(t, "/api/v1/status/runtimeinfo", &info)
+	require.Equal(t, "1w", info.StorageRetention, "the stack keeps a week (7d, as Prometheus prints it)")
+}
+
+// deprecatedFlag matches a flag in Prometheus' --help whose text marks it deprecated.
+var deprecatedFlag = regexp.MustCompile(`(?m)^\s+--(?:\[no-\])?([a-z0-9.\-]+)(?:=\S+)?\s*\n?\s*\[DEPRECATED\]`)
+
+// TestComposePrometheusFlagsCurrent: the stack runs Prometheus 3 with no
+// flag that its own --help calls deprecated (3.x moved the retention flags
+// into the config file), and --help is read from the very version compose runs.
+func TestComposePrometheusFlagsCurrent(t *testing.T) {
+	bin := promtest.BinaryFor(t, promtest.Prometheus3)
+	out, err := exec.Command(bin, "--help").CombinedOutput()
+	require.NoError(t, err, "%s --help", bin)
+	deprecated := map[string]bool{}
+	for _, m := range deprecatedFlag.FindAllStringSubmatch(string(out), -1) {
+		deprecated[m[1]] = true
+	}
+	require.True(t, deprecated["storage.tsdb.retention.time"], "this Prometheus marks the retention flag deprecated (the parser reads its --help)")
+	for _, arg := range loadCompose(t).service(t, "prometheus").Command {
+		name, _, _ := strings.Cut(strings.TrimPrefix(arg, "--"), "=")
+		require.False(t, deprecated[name], "compose runs Prometheus with the deprecated --%s: use its config file", name)
+	}
+}
+
+// composeOwnFleet is the doc step that swaps the simulated fleet for a real one.
+const composeOwnFleet = "docs/backends.md"
+
+// TestComposeOwnFleetStepHolds: following docs/backends.md's "with the
+// compose stack" step (delete the services it names, drop what it says from
+// depends_on) leaves no service that needs a deleted one. The step once
+// deleted vllm-sim while the node exporter ran in its network namespace.
+func TestComposeOwnFleetStepHolds(t *testing.T) {
+	raw, err := os.ReadFile(repoPath(t, composeOwnFleet))
+	require.NoError(t, err)
+	doc := string(raw)
+	i := strings.Index(doc, "**With the compose stack**")
+	require.GreaterOrEqual(t, i, 0, "%s has the compose step", composeOwnFleet)
+	step := doc[i:]
+	step = step[:strings.Index(step, "\n- **")]
+	deleted := composeStepDeletes(t, step)
+	p := loadCompose(t)
+	for name := range deleted {
+		_, ok := p.Services[name]
+		require.True(t, ok, "the step deletes %s, which compose does not have", name)
+	}
+	for name, svc := range p.Services {
+		if deleted[name] {
+			continue
+		}
+		for dep := range svc.DependsOn {
+			if deleted[dep] {
+				require.Contains(t, step, "remove `"+dep+"` from the `"+name+"` service's `depends_on`",
+					"%s depends on the deleted %s: the step must say to remove it", name, dep)
+			}
+		}
+		if from, ok := strings.CutPrefix(svc.NetworkMode, "service:"); ok {
+			require.False(t, deleted[from], "%s runs in %s's network, which the step deletes", name, from)
+		}
+		for _, v := range svc.VolumesFrom {
+			require.False(t, deleted[strings.Split(v, ":")[0]], "%s takes volumes from a deleted service", name)
+		}
+	}
+}
+
+// composeStepDeletes reads the services a step deletes: the backticked
+// names in "delete the `a`, `b` and `c` services".
+func composeStepDeletes(t *testing.T, step string) map[string]bool {
+	t.Helper()
+	m := regexp.MustCompile("delete the ((?:`[a-z0-9-]+`(?:, | and )?)+) services?").FindStringSubmatch(step)
+	require.NotNil(t, m, "the step names the services to delete: %q", step)
+	out := map[string]bool{}
+	for _, n := range regexp.MustCompile("`([a-z0-9-]+)`").FindAllStringSubmatch(m[1], -1) {
+		out[n[1]] = true
+	}
+	return out
 }

@@ -18,6 +18,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 	kjson "sigs.k8s.io/json"
@@ -33,7 +34,8 @@ const helmKubernetesFile = "deploy/helm/grafana-values-kubernetes.yaml"
 type manifests struct {
 	daemonSet appsv1.DaemonSet
 	service   corev1.Service
-	secret    corev1.Secret
+	agentSA   corev1.ServiceAccount
+	agentNP   networkingv1.NetworkPolicy
 	agentPM   monitoringv1.PodMonitor
 	vllmPM    monitoringv1.PodMonitor
 	// rules are the PrometheusRules by file name.
@@ -41,6 +43,11 @@ type manifests struct {
 	scaledObject kedaScaledObject
 	hpa          autoscalingv2.HorizontalPodAutoscaler
 	filesByKind  map[string][]string
+	// namespaces are the Namespace objects by name; namespaceFiles their files.
+	namespaces     map[string]corev1.Namespace
+	namespaceFiles map[string]string
+	// namespaced maps each namespaced object's file to its namespace.
+	namespaced map[string]string
 }
 
 // strictDecode decodes YAML as the API server does: case-sensitive field
@@ -76,24 +83,43 @@ func readManifests(t *testing.T) manifests {
 	t.Helper()
 	files, err := filepath.Glob(repoPath(t, "deploy/kubernetes/*.yaml"))
 	require.NoError(t, err)
+	// The autoscalers sit one folder down: `kubectl apply -f deploy/kubernetes/`
+	// does not recurse, and an admin applies one of the two, not both.
+	scalers, err := filepath.Glob(repoPath(t, "deploy/kubernetes/autoscaling/*.yaml"))
+	require.NoError(t, err)
+	files = append(files, scalers...)
 	var m manifests
 	m.filesByKind = map[string][]string{}
 	m.rules = map[string]monitoringv1.PrometheusRule{}
+	m.namespaces, m.namespaceFiles, m.namespaced = map[string]corev1.Namespace{}, map[string]string{}, map[string]string{}
 	for _, f := range files {
 		raw, err := os.ReadFile(f)
 		require.NoError(t, err)
 		require.NotContains(t, string(raw), "\n---", "%s: one object per file", f)
-		var meta struct{ Kind string }
+		var meta struct {
+			Kind     string
+			Metadata struct{ Namespace string }
+		}
 		require.NoError(t, yaml.Unmarshal(raw, &meta), f)
 		name := filepath.Base(f)
+		if meta.Kind != "Namespace" {
+			require.NotEmpty(t, meta.Metadata.Namespace, "%s: every namespaced object names its namespace", f)
+			m.namespaced[name] = meta.Metadata.Namespace
+		}
 		m.filesByKind[meta.Kind] = append(m.filesByKind[meta.Kind], name)
 		switch {
 		case meta.Kind == "DaemonSet":
 			decodeStrict(t, raw, &m.daemonSet, "apps/v1", "DaemonSet")
 		case meta.Kind == "Service":
 			decodeStrict(t, raw, &m.service, "v1", "Service")
-		case meta.Kind == "Secret":
-			decodeStrict(t, raw, &m.secret, "v1", "Secret")
+		case meta.Kind == "Namespace":
+			var ns corev1.Namespace
+			decodeStrict(t, raw, &ns, "v1", "Namespace")
+			m.namespaces[ns.Name], m.namespaceFiles[ns.Name] = ns, name
+		case meta.Kind == "ServiceAccount":
+			decodeStrict(t, raw, &m.agentSA, "v1", "ServiceAccount")
+		case meta.Kind == "NetworkPolicy":
+			decodeStrict(t, raw, &m.agentNP, "networking.k8s.io/v1", "NetworkPolicy")
 		case meta.Kind == "PodMonitor" && strings.HasPrefix(name, "node-agent"):
 			decodeStrict(t, raw, &m.agentPM, "monitoring.coreos.com/v1", "PodMonitor")
 		case meta.Kind == "PodMonitor":
@@ -118,7 +144,9 @@ func readManifests(t *testing.T) manifests {
 func TestKubernetesManifestsDecodeStrictly(t *testing.T) {
 	m := readManifests(t)
 	require.Equal(t, map[string][]string{
-		"DaemonSet": {"node-agent-daemonset.yaml"}, "Service": {"node-agent-service.yaml"}, "Secret": {"node-agent-secret.yaml"},
+		"Namespace": {"00-namespace-inference.yaml", "00-namespace-monitoring.yaml"},
+		"DaemonSet": {"node-agent-daemonset.yaml"}, "Service": {"node-agent-service.yaml"},
+		"ServiceAccount": {"node-agent-serviceaccount.yaml"}, "NetworkPolicy": {"node-agent-networkpolicy.yaml"},
 		"PodMonitor": {"node-agent-podmonitor.yaml", "vllm-podmonitor.yaml"},
 		"PrometheusRule": {"vllm-capacity-prometheusrule.yaml", "vllm-prometheusrule.yaml", "vllm-recording-prometheusrule.yaml",
 			"vllm-slo-prometheusrule.yaml"},
@@ -197,14 +225,15 @@ func TestNodeAgentDaemonSet(t *testing.T) {
 }
 
 // TestNodeAgentWiring cross-checks names, ports, labels and the token
-// between the DaemonSet, its Service, its PodMonitor, the Secret and the
-// data source the Helm values provision.
+// between the DaemonSet, its Service, its PodMonitor, the token Secret the
+// docs say to create, and the data source the Helm values provision.
 func TestNodeAgentWiring(t *testing.T) {
 	m := readManifests(t)
-	ds, svc, pm, sec := m.daemonSet, m.service, m.agentPM, m.secret
+	ds, svc, pm := m.daemonSet, m.service, m.agentPM
+	sec := documentedTokenSecret(t)
 	c := agentContainer(t, ds)
 	podLabels := labels.Set(ds.Spec.Template.Labels)
-	for _, ns := range []string{svc.Namespace, pm.Namespace, sec.Namespace} {
+	for _, ns := range []string{svc.Namespace, pm.Namespace, sec.namespace} {
 		require.Equal(t, ds.Namespace, ns, "every node-agent object in one namespace")
 	}
 
@@ -227,10 +256,10 @@ func TestNodeAgentWiring(t *testing.T) {
 			tokenVolume = v.Secret.SecretName
 		}
 	}
-	require.Equal(t, sec.Name, tokenVolume)
+	require.Equal(t, sec.name, tokenVolume)
 	require.NotNil(t, ep.Authorization)
-	require.Equal(t, sec.Name, ep.Authorization.Credentials.Name)
-	require.Contains(t, sec.StringData, ep.Authorization.Credentials.Key)
+	require.Equal(t, sec.name, ep.Authorization.Credentials.Name)
+	require.Equal(t, sec.key, ep.Authorization.Credentials.Key)
 	require.Contains(t, c.Args, "--token-file=/var/run/secrets/vllm-node-agent/"+ep.Authorization.Credentials.Key)
 
 	// Discovery: the data source finds agents as the targets of job agentJob;
@@ -241,8 +270,8 @@ func TestNodeAgentWiring(t *testing.T) {
 	require.Equal(t, d.JSONData["agentJob"], podLabels[pm.Spec.JobLabel])
 	require.Equal(t, models.DefaultAgentJob, podLabels[pm.Spec.JobLabel], "the backend's default agent job")
 	ref := hv.EnvValueFrom["VLLM_NODE_AGENT_TOKEN"].SecretKeyRef
-	require.Equal(t, sec.Name, ref.Name)
-	require.Contains(t, sec.StringData, ref.Key)
+	require.Equal(t, sec.name, ref.Name)
+	require.Equal(t, sec.key, ref.Key)
 	require.Equal(t, "${VLLM_NODE_AGENT_TOKEN}", d.SecureJSONData["agentToken"])
 }
 

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/inferops/vllm-datasource/pkg/internal/promtest"
 )
 
 const (
@@ -46,24 +48,26 @@ var warningRe = regexp.MustCompile(`(?m)^\s*WARNING:.*$`)
 // file (and not its unit tests) through their rule_files glob, and the demo
 // config draws no warning once the targets files exist.
 func TestPromtoolCheckConfig(t *testing.T) {
-	bin := promtool(t)
 	dir := promConfigDir(t)
 	tests := []struct {
 		name, config string
+		// promtool is the promtool of the Prometheus that runs the config.
+		promtool string
 		// allowedWarnings match warnings that are expected for this config.
 		allowedWarnings *regexp.Regexp
 	}{
-		{name: "demo and tests", config: "prometheus.yml"},
+		{name: "demo and tests", config: "prometheus.yml", promtool: promtool(t)},
 		{
-			// The compose config reads its targets from the volume /targets,
-			// which exists only inside the container.
-			name: "docker compose", config: "prometheus.compose.yml",
+			// The compose stack runs Prometheus 3 (its config sets the retention,
+			// a field 2.42 lacks), and reads its targets from the volume
+			// /targets, which exists only inside the container.
+			name: "docker compose", config: "prometheus.compose.yml", promtool: promtest.Promtool3Binary(t),
 			allowedWarnings: regexp.MustCompile(`file "/targets/vllm\.json" for file_sd in scrape job "vllm" does not exist`),
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, ok := runTool(t, dir, bin, "check", "config", tt.config)
+			out, ok := runTool(t, dir, tt.promtool, "check", "config", tt.config)
 			require.True(t, ok, "promtool check config %s failed:\n%s", tt.config, out)
 			require.Contains(t, out, "Checking rules/vllm.rules.yml",
 				"the rule_files glob did not load the vLLM rules:\n%s", out)

@@ -212,6 +212,9 @@ func TestBrokenArchivesFail(t *testing.T) {
 				m["dependencies"].(map[string]any)["grafanaDependency"] = "12.0.0"
 			})
 		}, []string{"grafana-dependency"}},
+		{"dashboard named apart from its title", func(t *testing.T, a *release.Archive) {
+			editJSON(t, a, top+"dashboards/latency-slo.json", func(m map[string]any) { m["title"] = "vLLM latency and SLO" })
+		}, []string{"includes"}},
 		{"debug marker", func(t *testing.T, a *release.Archive) {
 			a.Files = append(a.Files, release.File{Name: top + "standalone.txt", Mode: 0o644, Data: []byte("1")})
 		}, []string{"backend-debug"}},

@@ -16,7 +16,7 @@ var assetChecks = []*Check{
 	{Name: "logos", Analyzer: "logos", Doc: "small and large logos set, relative, in the archive, SVG with a viewBox (renders at any size)", run: checkLogos},
 	{Name: "screenshots", Analyzer: "screenshots", Doc: "at least one screenshot, relative path, in the archive, a PNG/JPEG/GIF/WebP image", run: checkScreenshots},
 	{Name: "unsafe-svg", Analyzer: "unsafesvg", Doc: "no scripts, foreign content or on* handlers in any SVG", run: checkUnsafeSVG},
-	{Name: "includes", Doc: "every included dashboard is in the archive and is a dashboard", run: checkIncludes},
+	{Name: "includes", Doc: "every included dashboard is in the archive, is a dashboard, and is named as it is titled", run: checkIncludes},
 }
 
 // metadataPath checks a path plugin.json names (the metadatapaths analyzer)
@@ -186,6 +186,10 @@ func checkIncludes(p *pass) []string {
 		}
 		if err := json.Unmarshal(f.Data, &d); err != nil || d.Title == "" || len(d.Panels) == 0 {
 			probs = append(probs, fmt.Sprintf("dashboard %q: %s is not a dashboard with a title and panels", inc.Name, inc.Path))
+		} else if d.Title != inc.Name {
+			// Grafana lists the include by its name in the plugin's
+			// Dashboards tab and imports it under its title: the two must agree.
+			probs = append(probs, fmt.Sprintf("dashboard %q: %s is titled %q", inc.Name, inc.Path, d.Title))
 		}
 	}
 	return probs

@@ -49,6 +49,12 @@ func CacheBin(name string) string {
 // how to get it. A missing back end is a failure, never a skip: the
 // README's test command installs and builds all of them.
 func binaryFor(t testing.TB, k Kind) string {
+	return BinaryFor(t, k)
+}
+
+// BinaryFor is the server binary of back end k (installed or built by the
+// README's test command), for tests that run the real tool directly.
+func BinaryFor(t testing.TB, k Kind) string {
 	t.Helper()
 	switch k {
 	case Prometheus2:
@@ -60,6 +66,13 @@ func binaryFor(t testing.TB, k Kind) string {
 	}
 	t.Fatalf("unknown back end %q", k)
 	return ""
+}
+
+// Promtool3Binary finds Prometheus 3's promtool, built by scripts/backends.sh
+// (Debian's promtool is 2.42's, which rejects fields only 3.x reads).
+func Promtool3Binary(t testing.TB) string {
+	t.Helper()
+	return cached(t, "PROMTOOL3_BIN", "promtool-"+Prometheus3Version, "bash scripts/backends.sh promtool")
 }
 
 // ThanosBinary finds the thanos executable built by scripts/backends.sh.
