@@ -7,6 +7,8 @@
 //   - the rules evaluated by a real Prometheus on the simulated fleet, started
 //     by the same entrypoint and flags file as the compose stack;
 //   - the Alertmanager routing example;
+//   - the node agent's systemd unit with systemd-analyze verify, and that
+//     its device sandbox leaves the NVIDIA devices open;
 //   - docker-compose.yaml: mounts, the simulator's flags file, Grafana's
 //     plugin and provisioning mounts, and that the compose Prometheus config
 //     stays in step with the tested one.
