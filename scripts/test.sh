@@ -74,8 +74,9 @@ npm_pid=$!
 trap 'stop_jobs $backends_pid $npm_pid' EXIT
 
 # Every Debian package the suite uses, in one apt transaction: the back ends; Chromium for the frontend's browser
-# check (unless CHROMIUM names another); the arm64 C cross compiler for the node agent's linux/arm64 archive.
-system_packages=(prometheus victoria-metrics prometheus-node-exporter)
+# check (unless CHROMIUM names another); the arm64 C cross compiler for the node agent's linux/arm64 archive;
+# systemd for systemd-analyze verify on the node agent's unit (pkg/deploytest).
+system_packages=(prometheus victoria-metrics prometheus-node-exporter systemd)
 [ -z "${CHROMIUM:-}" ] && system_packages+=(chromium)
 case ",${PACKAGE_PLATFORMS:-linux/arm64}," in
 *,linux/arm64,*) [ "$(uname -m)" = x86_64 ] && system_packages+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross) ;;

@@ -6,7 +6,12 @@
 //     rule unit tests fail when an alert is broken on purpose;
 //   - the rules evaluated by a real Prometheus on the simulated fleet, started
 //     by the same entrypoint and flags file as the compose stack;
+//   - the KServe variants of the rules (deploy/*/kserve/): generated from
+//     the plain files by cmd/kserverules, reading only kserve_vllm: names,
+//     and unit-tested on KServe's series;
 //   - the Alertmanager routing example;
+//   - the node agent's systemd unit with systemd-analyze verify, and that
+//     its device sandbox leaves the NVIDIA devices open;
 //   - docker-compose.yaml: mounts, the simulator's flags file, Grafana's
 //     plugin and provisioning mounts, and that the compose Prometheus config
 //     stays in step with the tested one.
