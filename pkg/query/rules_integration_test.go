@@ -130,6 +130,9 @@ func TestRulesExactness(t *testing.T) {
 			t.Run("saturation", func(t *testing.T) {
 				checkSaturationRules(t, k, c, srv.URL, bfStart.Add(20*time.Second), bfEnd.Add(-ruleTestEvery))
 			})
+			t.Run("capacity rules' closed form", func(t *testing.T) {
+				checkCapacityRules(t, c, bfEnd.Add(-ruleTestEvery))
+			})
 			if k == promtest.Prometheus3 {
 				t.Run("nearest", func(t *testing.T) {
 					checkNearest(t, srv.URL, bfStart.Add(20*time.Second), bfEnd.Add(-ruleTestEvery))

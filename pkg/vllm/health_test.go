@@ -24,7 +24,7 @@ func TestEnginesNow(t *testing.T) {
 		{"filtered", Builder{Prefix: "vllm:", InstanceLabel: "instance"}, models.Filters{Models: []string{"m"}},
 			`group by (instance, engine, model_name) (vllm:num_requests_running{model_name="m"})`},
 		{"pods, two prefixes", profileBuilder(models.ProfileKServe), models.Filters{},
-			`group by (namespace, pod, engine, model_name) ((kserve_vllm:num_requests_running or vllm:num_requests_running))`},
+			`group by (namespace, pod, engine, model_name) ((kserve_vllm:num_requests_running or on (namespace, pod) vllm:num_requests_running))`},
 		{"scoped", Builder{Prefix: "vllm:", InstanceLabel: "instance", Scope: mustMatchers(t, `cluster="eu"`)}, models.Filters{},
 			`group by (instance, engine, model_name) (vllm:num_requests_running{cluster="eu"})`},
 	}
@@ -58,7 +58,7 @@ func TestEnginesLastSeen(t *testing.T) {
 		{"fractional seconds round down", b, 90*time.Second + 900*time.Millisecond, 1500 * time.Millisecond,
 			`max by (instance, engine, model_name) (max_over_time(timestamp(vllm:num_requests_running)[90s:1s]))`},
 		{"pods, two prefixes", profileBuilder(models.ProfileKServe), time.Hour, 30 * time.Second,
-			`max by (namespace, pod, engine, model_name) (max_over_time(timestamp((kserve_vllm:num_requests_running or vllm:num_requests_running))[3600s:30s]))`},
+			`max by (namespace, pod, engine, model_name) (max_over_time(timestamp((kserve_vllm:num_requests_running or on (namespace, pod) vllm:num_requests_running))[3600s:30s]))`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -154,12 +154,5 @@ func (b Builder) RecentIdentities(f models.Filters, window string) string {
 // prefixes or generations) cannot take one.
 func (b Builder) lastOverTime(key SignalKey, f models.Filters, window string) string {
 	m := b.matchers(f)
-	var parts []string
-	for _, n := range b.names(key) {
-		parts = append(parts, "last_over_time("+selector(n, m)+"["+window+"])")
-	}
-	if len(parts) == 1 {
-		return parts[0]
-	}
-	return "(" + or(parts) + ")"
+	return b.unionOf(key, func(n string) string { return "last_over_time(" + selector(n, m) + "[" + window + "])" })
 }

@@ -92,7 +92,7 @@ func TestExclusionsOnEngineSelectorsOnly(t *testing.T) {
 func TestRayPrefixes(t *testing.T) {
 	b := profileBuilder(models.ProfileRayServe)
 	q := b.Queue(models.GroupInstance, models.Filters{})
-	require.Contains(t, q, "(ray_vllm:num_requests_running or ray_vllm_num_requests_running)")
+	require.Contains(t, q, "(ray_vllm:num_requests_running or on (namespace, ReplicaId) ray_vllm_num_requests_running)")
 	require.Equal(t, `{__name__=~"(?:ray_vllm:|ray_vllm_).+"}`, b.NameSelector())
 	det := DetectAll([]string{"ray_vllm_num_requests_running", "ray_vllm_kv_cache_usage_perc", "ray_vllm:request_queue_time_seconds_bucket", "vllm:num_requests_swapped"}, b.PrefixList())
 	require.True(t, det.Has("num_requests_running"))

@@ -38,7 +38,7 @@ func TestEnginesInRange(t *testing.T) {
 		{"filtered", b, models.Filters{Models: []string{"m"}, Engines: []string{"0"}},
 			`count(last_over_time(vllm:num_requests_running{model_name="m", engine="0"}[1h5m]))`},
 		{"two prefixes", profileBuilder(models.ProfileKServe), models.Filters{},
-			`count((last_over_time(kserve_vllm:num_requests_running[1h5m]) or last_over_time(vllm:num_requests_running[1h5m])))`},
+			`count((last_over_time(kserve_vllm:num_requests_running[1h5m]) or on (namespace, pod) last_over_time(vllm:num_requests_running[1h5m])))`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

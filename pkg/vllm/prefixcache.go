@@ -90,14 +90,7 @@ func (b Builder) offsetRateUnion(key SignalKey, f models.Filters, window, offset
 		return b.rateUnion(key, f, "", window)
 	}
 	m := b.matchers(f)
-	parts := []string{}
-	for _, n := range b.names(key) {
-		parts = append(parts, fmt.Sprintf("rate(%s[%s] offset %s)", selector(n, m), window, offset))
-	}
-	if len(parts) == 1 {
-		return parts[0]
-	}
-	return "(" + or(parts) + ")"
+	return b.unionOf(key, func(n string) string { return fmt.Sprintf("rate(%s[%s] offset %s)", selector(n, m), window, offset) })
 }
 
 // offsetUnion is union with an optional offset on every selector.
@@ -106,14 +99,7 @@ func (b Builder) offsetUnion(key SignalKey, f models.Filters, offset string) str
 		return b.union(key, f, "")
 	}
 	m := b.matchers(f)
-	parts := []string{}
-	for _, n := range b.names(key) {
-		parts = append(parts, selector(n, m)+" offset "+offset)
-	}
-	if len(parts) == 1 {
-		return parts[0]
-	}
-	return "(" + or(parts) + ")"
+	return b.unionOf(key, func(n string) string { return selector(n, m) + " offset " + offset })
 }
 
 // PrefixFamily is one group of prefix-cache metrics a fleet may lack, with

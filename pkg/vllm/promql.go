@@ -155,17 +155,32 @@ func by(labels ...string) string {
 // names returns the wire names of a signal to union, V1 first, limited to
 // those detected when detection found any of them.
 func (b Builder) names(key SignalKey) []string {
+	var out []string
+	for _, g := range b.nameGroups(key) {
+		out = append(out, g...)
+	}
+	return out
+}
+
+// nameGroups is names by prefix, in the builder's order of prefixes; a
+// prefix none of whose names is kept has no group.
+func (b Builder) nameGroups(key SignalKey) [][]string {
 	s, ok := Lookup(key)
 	if !ok {
 		panic(fmt.Sprintf("vllm: unknown signal %q", key)) // a typo in our code, caught by tests
 	}
-	var all, present []string
+	var all, present [][]string
 	for _, p := range b.prefixes() {
+		var a, pr []string
 		for _, n := range s.WireNames(p) {
-			all = append(all, n)
+			a = append(a, n)
 			if b.Detected.Has(strings.TrimPrefix(n, p)) {
-				present = append(present, n)
+				pr = append(pr, n)
 			}
+		}
+		all = append(all, a)
+		if len(pr) > 0 {
+			present = append(present, pr)
 		}
 	}
 	if len(present) == 0 {
@@ -174,32 +189,50 @@ func (b Builder) names(key SignalKey) []string {
 	return present
 }
 
-// union selects a signal across generations: "a{m} or b{m}". Set operators
-// match on labels without the metric name, so an engine exposing both names
-// (V1 0.9–0.11 kept the old KV name) counts once.
-func (b Builder) union(key SignalKey, f models.Filters, suffix string) string {
-	m := b.matchers(f)
-	parts := []string{}
-	for _, n := range b.names(key) {
-		parts = append(parts, selector(n+suffix, m))
+// unionOf renders each wire name of a signal and unions the results.
+// Within one prefix the names are generations of one metric: "a or b",
+// whose set matching on the labels without the name counts an engine that
+// exposes both once. Across prefixes they are one engine seen by two
+// scrapes: OpenDataHub's KServe scrapes every engine twice, renamed
+// kserve_vllm:* by one monitor and under vLLM's own names by its -default
+// twin, with jobs that differ, so a plain "or" kept both copies and sums
+// counted the engine twice. A later prefix's series count only for servers
+// no earlier prefix has: "or on (identity labels)".
+func (b Builder) unionOf(key SignalKey, render func(name string) string) string {
+	var groups []string
+	for _, g := range b.nameGroups(key) {
+		parts := make([]string, len(g))
+		for i, n := range g {
+			parts[i] = render(n)
+		}
+		groups = append(groups, orGroup(parts))
 	}
+	if len(groups) == 1 {
+		return groups[0]
+	}
+	return "(" + strings.Join(groups, " or on ("+strings.Join(b.IdentityLabels(), ", ")+") ") + ")"
+}
+
+// orGroup is parts joined by "or", in parentheses when more than one.
+func orGroup(parts []string) string {
 	if len(parts) == 1 {
 		return parts[0]
 	}
 	return "(" + strings.Join(parts, " or ") + ")"
 }
 
+// union selects a signal across generations: "a{m} or b{m}". Set operators
+// match on labels without the metric name, so an engine exposing both names
+// (V1 0.9–0.11 kept the old KV name) counts once.
+func (b Builder) union(key SignalKey, f models.Filters, suffix string) string {
+	m := b.matchers(f)
+	return b.unionOf(key, func(n string) string { return selector(n+suffix, m) })
+}
+
 // rateUnion is union for counters and histogram series under rate().
 func (b Builder) rateUnion(key SignalKey, f models.Filters, suffix, window string) string {
 	m := b.matchers(f)
-	parts := []string{}
-	for _, n := range b.names(key) {
-		parts = append(parts, fmt.Sprintf("rate(%s[%s])", selector(n+suffix, m), window))
-	}
-	if len(parts) == 1 {
-		return parts[0]
-	}
-	return "(" + strings.Join(parts, " or ") + ")"
+	return b.unionOf(key, func(n string) string { return fmt.Sprintf("rate(%s[%s])", selector(n+suffix, m), window) })
 }
 
 // tag wraps an expression so its series carry SignalTagLabel=name.
@@ -262,15 +295,10 @@ func (b Builder) youngRateUnion(key SignalKey, f models.Filters, suffix, window 
 		return b.rateUnion(key, f, suffix, window)
 	}
 	m := b.matchers(f)
-	parts := []string{}
-	for _, n := range b.names(key) {
+	return b.unionOf(key, func(n string) string {
 		sel := selector(n+suffix, m)
-		parts = append(parts, fmt.Sprintf("(rate(%s[%s]) * (%s / %s))", sel, window, seconds(w), youngCovered(sel, w, res)))
-	}
-	if len(parts) == 1 {
-		return parts[0]
-	}
-	return "(" + strings.Join(parts, " or ") + ")"
+		return fmt.Sprintf("(rate(%s[%s]) * (%s / %s))", sel, window, seconds(w), youngCovered(sel, w, res))
+	})
 }
 
 // youngCovered is the time a series has covered of a window w, between

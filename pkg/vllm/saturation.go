@@ -64,14 +64,7 @@ func (b Builder) SaturationStallSignal(g models.Grouping, f models.Filters, stal
 // fnUnion applies a range function to each wire name of a signal.
 func (b Builder) fnUnion(fn string, key SignalKey, f models.Filters, window string) string {
 	m := b.matchers(f)
-	parts := []string{}
-	for _, n := range b.names(key) {
-		parts = append(parts, fmt.Sprintf("%s(%s[%s])", fn, selector(n, m), window))
-	}
-	if len(parts) == 1 {
-		return parts[0]
-	}
-	return "(" + strings.Join(parts, " or ") + ")"
+	return b.unionOf(key, func(n string) string { return fmt.Sprintf("%s(%s[%s])", fn, selector(n, m), window) })
 }
 
 // Verdicts of the saturation query type.

@@ -59,14 +59,9 @@ func (b Builder) LengthBuckets(key SignalKey, g models.Grouping, f models.Filter
 // increaseUnion is rateUnion with increase() over d.
 func (b Builder) increaseUnion(key SignalKey, f models.Filters, suffix string, d time.Duration) string {
 	m := b.matchers(f)
-	var parts []string
-	for _, n := range b.names(key) {
-		parts = append(parts, "increase("+selector(n+suffix, m)+"["+model.Duration(d).String()+"])")
-	}
-	if len(parts) == 1 {
-		return parts[0]
-	}
-	return "(" + strings.Join(parts, " or ") + ")"
+	return b.unionOf(key, func(n string) string {
+		return "increase(" + selector(n+suffix, m) + "[" + model.Duration(d).String() + "])"
+	})
 }
 
 // WorkloadSignals are the tokens view's series, each run on its own: mean

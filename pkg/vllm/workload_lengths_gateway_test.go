@@ -22,7 +22,7 @@ func TestLengthBucketsStepAndUnion(t *testing.T) {
 
 	b.Prefixes = []string{"vllm:", "kserve_vllm:"}
 	two := b.LengthBuckets(RequestPromptTokens, models.GroupNone, models.Filters{}, "1m", time.Minute, true)
-	require.Equal(t, "sum by (le) ((increase(vllm:request_prompt_tokens_bucket[1m]) or increase(kserve_vllm:request_prompt_tokens_bucket[1m])))", two)
+	require.Equal(t, "sum by (le) ((increase(vllm:request_prompt_tokens_bucket[1m]) or on (instance) increase(kserve_vllm:request_prompt_tokens_bucket[1m])))", two)
 }
 
 // Without a model filter the gateway's error share matches no model_name.

@@ -15,6 +15,6 @@ func TestYoungRateUnionSeveralPrefixes(t *testing.T) {
 	b := Builder{Prefixes: []string{"vllm:", "kserve_vllm:"}, InstanceLabel: "instance", Resolution: "15s"}
 	expr := b.youngRateUnion(Preemptions, models.Filters{}, "", "1m")
 	require.True(t, strings.HasPrefix(expr, "((rate(vllm:num_preemptions_total[1m]) * (60 / "), expr)
-	require.Contains(t, expr, ") or (rate(kserve_vllm:num_preemptions_total[1m]) * (60 / ")
+	require.Contains(t, expr, ") or on (instance) (rate(kserve_vllm:num_preemptions_total[1m]) * (60 / ")
 	require.Equal(t, 2, strings.Count(expr, "timestamp("), expr)
 }
