@@ -83,3 +83,70 @@ func TestCapacityGPUsAndEnergyFromTheNodeAgents(t *testing.T) {
 	require.InEpsilon(t, want, m["energy per M tokens"], 0.05)
 	require.Contains(t, noticeTexts(r.Frames), "Efficiency counts the GPUs the node agents map to 2 of 3 servers")
 }
+
+// dcgmExposition is dcgm-exporter 4.6's power reading (the shape of
+// pkg/plugin/testdata/k8s/dcgm-exporter-4.6.prom) for GPUs allocated to
+// pods of the namespace inference: per pod, the power of each of its GPUs.
+func dcgmExposition(node string, watts map[string][]float64) func(*bytes.Buffer) {
+	return func(buf *bytes.Buffer) {
+		buf.WriteString("# HELP DCGM_FI_DEV_POWER_USAGE Power draw (in W).\n# TYPE DCGM_FI_DEV_POWER_USAGE gauge\n")
+		i := 0
+		for _, pod := range []string{"vllm-0", "vllm-1", "vllm-2"} {
+			for _, w := range watts[pod] {
+				fmt.Fprintf(buf, `DCGM_FI_DEV_POWER_USAGE{gpu="%d",UUID="GPU-%s-%d",device="nvidia%d",modelName="NVIDIA H100 80GB HBM3",hostname="%s",container="vllm",namespace="inference",pod="%s"} %g`+"\n",
+					i, node, i, i, node, pod, w)
+				i++
+			}
+		}
+	}
+}
+
+// TestCapacityGPUsAndEnergyFromDCGM: on Kubernetes without node agents,
+// dcgm-exporter's GPUs give the count and the energy. Two pods of model m
+// hold two GPUs each (300 + 250 W and 200 + 200 W, scraped as the charts
+// do, honorLabels false: the workload's labels arrive as exported_*), a
+// third pod's model has none: 2 GPUs per server for m, the setting's 8 for
+// the other, and m's energy per million tokens from the 950 W drawn.
+func TestCapacityGPUsAndEnergyFromDCGM(t *testing.T) {
+	t.Parallel()
+	cfg := sim.DefaultConfig()
+	cfg.Seed, cfg.Skew, cfg.Rate, cfg.Engine = 9, 0, 2, capacityEngine()
+	cfg.Instances = []sim.InstanceConfig{{Model: "m"}, {Model: "m"}, {Model: "unseen"}}
+	tg := simTargets{
+		Labels: func(i int) string {
+			return fmt.Sprintf(`namespace="inference",pod="vllm-%d",instance="10.0.0.%d:8000",job="inference/vllm"`, i, i+1)
+		},
+		Others: []otherTarget{{
+			Labels: `namespace="gpu-operator",pod="nvidia-dcgm-exporter-7x2k",instance="10.1.0.5:9400",job="gpu-metrics"`,
+			Write:  dcgmExposition("gpu-node-0", map[string][]float64{"vllm-0": {300, 250}, "vllm-1": {200, 200}}),
+		}},
+	}
+	keep := func(name string) bool { return capacityKeeps(name) || name == "DCGM_FI_DEV_POWER_USAGE" }
+	h := runSimHistoryWith(t, promtest.Prometheus2, cfg, 40*time.Minute, 15*time.Second, keep, tg)
+	e := settingsExecutor(t, h.Prom.URL, `{"scrapeInterval":"15s","profile":"llm-d","gpusPerServer":8,"gpuHourlyCost":2}`)
+	from := h.End.Add(-30 * time.Minute)
+	r := run(t, e, backend.DataQuery{RefID: "A", JSON: json.RawMessage(`{"queryType":"capacity","format":"table"}`),
+		Interval: 15 * time.Second, MaxDataPoints: 120, TimeRange: backend.TimeRange{From: from, To: h.End}}).Responses["A"]
+	require.NoError(t, r.Error)
+	rows := map[string]map[string]any{}
+	for i := 0; i < r.Frames[0].Rows(); i++ {
+		row := tableRow(t, r.Frames[0], i)
+		rows[row["model"].(string)] = row
+	}
+	m, unseen := rows["m"], rows["unseen"]
+	require.NotNil(t, m, "rows: %v", rows)
+	require.EqualValues(t, 2, m["GPUs per server"], "from dcgm-exporter, not the setting's 8")
+	require.EqualValues(t, 8, unseen["GPUs per server"], "no GPU allocated to its pod: the setting")
+	require.Nil(t, unseen["energy per M tokens"])
+	tokens := float64(0)
+	for _, st := range h.Fleet.Snapshot().Engines {
+		if st.Instance < 2 {
+			tokens += float64(st.GenerationTokens)
+		}
+	}
+	tokens *= 30.0 / 40
+	want := 950.0 * 1800 / 3.6e6 / (tokens / 1e6)
+	t.Logf("energy per M tokens %.4f kWh, truth %.4f kWh (%.0f tokens)", m["energy per M tokens"], want, tokens)
+	require.InEpsilon(t, want, m["energy per M tokens"], 0.05)
+	require.Contains(t, noticeTexts(r.Frames), "Efficiency counts the GPUs dcgm-exporter maps to 2 of 3 servers")
+}

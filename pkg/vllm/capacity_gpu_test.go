@@ -2,10 +2,14 @@ package vllm
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
+
+	"github.com/inferops/vllm-datasource/pkg/models"
 )
 
 func TestGPUSecondsAndEnergy(t *testing.T) {
@@ -37,4 +41,28 @@ func TestGPUSecondsAndEnergy(t *testing.T) {
 			require.InDelta(t, tt.want, j, 1e-9)
 		})
 	}
+}
+
+// dcgm-exporter's power over the range: a workload scope reads both label
+// layouts (a selector each, each under its own range function), and the
+// answer files each GPU's mean power under the power key with its pod.
+func TestCapacityDCGMPower(t *testing.T) {
+	scoped := Builder{Scope: mustMatchers(t, `namespace="inference"`)}.CapacityDCGMPower(30 * time.Minute)
+	sels := allSelectors(t, scoped)
+	require.Len(t, sels, 2)
+	require.Contains(t, sels[1].String(), `exported_namespace="inference"`)
+	require.Equal(t, 2, strings.Count(scoped, "avg_over_time("), scoped)
+	require.Equal(t, "avg_over_time(DCGM_FI_DEV_POWER_USAGE[30m])", Builder{}.CapacityDCGMPower(30*time.Minute))
+
+	vec := model.Vector{
+		{Metric: model.Metric{"gpu": "0", "UUID": "GPU-a", "hostname": "n", "namespace": "gpu-operator", "pod": "dcgm-x",
+			"exported_namespace": "inference", "exported_pod": "vllm-0", "job": "gpu-metrics", "instance": "e:9400"}, Value: 300},
+		{Metric: model.Metric{"gpu": "1", "UUID": "GPU-b", "hostname": "n", "namespace": "gpu-operator", "pod": "dcgm-x",
+			"job": "gpu-metrics", "instance": "e:9400"}, Value: 60}, // unallocated: the exporter's own pod, no workload
+	}
+	gpus := DCGMPowerGPUs(vec)
+	require.Len(t, gpus, 2)
+	require.Equal(t, 300.0, gpus[0].Values[DCGMPower])
+	require.Equal(t, "inference/vllm-0", profileBuilder(models.ProfileLLMD).Workload(gpus[0]))
+	require.Equal(t, "", profileBuilder(models.ProfileLLMD).Workload(gpus[1]), "an unallocated GPU serves no server")
 }
