@@ -107,9 +107,9 @@ export interface VllmQuery extends DataQuery, VllmQueryOptions {
   /**
    * GPU: time series or a table (default table). Top-k: "table" returns only the ranking table (for table panels),
    * "series" is the same as asSeries, absent or "both" returns both. Capacity: "table", "series" (the demand),
-   * "whatif" or "both". The meaning differs per type, so the editor drops it when switching between them.
+   * "whatif", "servers" (efficiency per server) or "both". The meaning differs per type, so the editor drops it when switching between them.
    */
-  format?: VllmGpuFormat | VllmTopKFormat | VllmSaturationFormat | VllmLoRAFormat | 'whatif';
+  format?: VllmGpuFormat | VllmTopKFormat | VllmSaturationFormat | VllmLoRAFormat | 'whatif' | 'servers';
   /** PromQL: the expression (required). Dashboard variables are resolved; $__interval, $__rate_interval, $__range by the backend. */
   expr?: string;
   /** PromQL: Grafana unit of the result, e.g. reqps or short. */

@@ -11,6 +11,8 @@ import (
 type CapacityRow struct {
 	// Group is the group's name per column (model, role), in Columns order.
 	Group []string
+	// Server names the server of a per-server row (CapacityServerTable).
+	Server string
 	// ReplicasNow serve the group; Needed meets the objective (nil when the
 	// what-if could not tell); Desired is the closed form an autoscaler
 	// rule computes (nil when a replica's throughput is unknown).
@@ -68,6 +70,7 @@ func CapacityTable(rows []CapacityRow, o CapacityOptions) *data.Frame {
 		fields = append(fields, data.NewField(name, nil, col))
 	}
 	fields = append(fields, capacityFields(rows, o.Objective)...)
+	fields = append(fields, efficiencyFields(rows)...)
 	fields = append(fields, energyField(rows)...)
 	fields = append(fields, stackFields(rows)...)
 	f := data.NewFrame("capacity", fields...)
@@ -121,12 +124,52 @@ func capacityFields(rows []CapacityRow, objective string) []*data.Field {
 		col(objective+" p99 predicted now", "s", func(r CapacityRow) *float64 { return r.PredictedNow }),
 		col(objective+" p99 predicted needed", "s", func(r CapacityRow) *float64 { return r.PredictedNeeded }),
 		ints("GPUs per server", func(r CapacityRow) *int64 { v := r.GPUsPerServer; return &v }),
+	}
+}
+
+// efficiencyFields are the GPU time, idle share and price columns.
+func efficiencyFields(rows []CapacityRow) []*data.Field {
+	col := func(name, unit string, get func(CapacityRow) *float64) *data.Field {
+		vals := make([]*float64, len(rows))
+		for i, r := range rows {
+			vals[i] = get(r)
+		}
+		f := data.NewField(name, nil, vals)
+		f.Config = &data.FieldConfig{Unit: unit}
+		return f
+	}
+	return []*data.Field{
 		col("GPU-s per M tokens", "s", func(r CapacityRow) *float64 { return r.GPUSecondsPerMTokens }),
 		col("idle share", "percentunit", func(r CapacityRow) *float64 { return r.IdleShare }),
 		col("tokens/s per GPU", "short", func(r CapacityRow) *float64 { return r.TokensPerGPU }),
 		col("cost per M tokens", "none", func(r CapacityRow) *float64 { return r.CostPerMTokens }),
 		col("idle cost", "none", func(r CapacityRow) *float64 { return r.IdleCost }),
 	}
+}
+
+// CapacityServerTable is the efficiency columns per server: its group,
+// its GPUs, what it generated and at what GPU time, idle share and price.
+func CapacityServerTable(rows []CapacityRow, o CapacityOptions) *data.Frame {
+	var fields []*data.Field
+	for c, name := range o.Columns {
+		col := make([]string, len(rows))
+		for i, r := range rows {
+			col[i] = r.Group[c]
+		}
+		fields = append(fields, data.NewField(name, nil, col))
+	}
+	servers, gpus, tokens := make([]string, len(rows)), make([]int64, len(rows)), make([]float64, len(rows))
+	for i, r := range rows {
+		servers[i], gpus[i], tokens[i] = r.Server, r.GPUsPerServer, r.GenerationTPS
+	}
+	tps := data.NewField("generated tokens/s", nil, tokens)
+	tps.Config = &data.FieldConfig{Unit: "short"}
+	fields = append(fields, data.NewField("server", nil, servers), data.NewField("GPUs", nil, gpus), tps)
+	fields = append(fields, efficiencyFields(rows)...)
+	fields = append(fields, energyField(rows)...)
+	f := data.NewFrame("capacity servers", fields...)
+	f.SetMeta(&data.FrameMeta{Type: data.FrameTypeTable, ExecutedQueryString: o.Executed, Notices: o.Notices})
+	return f
 }
 
 // energyField is the energy column, when any row has a figure.

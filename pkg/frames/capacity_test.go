@@ -3,6 +3,7 @@ package frames
 import (
 	"testing"
 
+	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/stretchr/testify/require"
 )
 
@@ -55,4 +56,28 @@ func TestCapacityTableEnergyColumn(t *testing.T) {
 	require.Equal(t, "kwatth", f.Config.Unit)
 	require.Equal(t, &v, f.At(0))
 	require.Nil(t, f.At(1))
+}
+
+// The per-server table: the group's columns, the server, its GPUs and
+// tokens, the efficiency columns; the energy column only when a row has it.
+func TestCapacityServerTable(t *testing.T) {
+	idle, kwh := 0.25, 0.3
+	rows := []CapacityRow{
+		{Group: []string{"m"}, Server: "sim-0", GPUsPerServer: 2, GenerationTPS: 100, IdleShare: &idle, EnergyPerMTokens: &kwh},
+		{Group: []string{"m"}, Server: "sim-1", GPUsPerServer: 8, GenerationTPS: 50},
+	}
+	f := CapacityServerTable(rows, CapacityOptions{Columns: []string{"model"}, Executed: "Expr: x"})
+	var names []string
+	for _, fi := range f.Fields {
+		names = append(names, fi.Name)
+	}
+	require.Equal(t, []string{"model", "server", "GPUs", "generated tokens/s", "GPU-s per M tokens", "idle share",
+		"tokens/s per GPU", "cost per M tokens", "idle cost", "energy per M tokens"}, names)
+	require.Equal(t, "sim-1", f.Fields[1].At(1))
+	require.Equal(t, int64(8), f.Fields[2].At(1))
+	require.Nil(t, f.Fields[9].At(1), "no power reading for sim-1")
+	require.Equal(t, data.FrameTypeTable, f.Meta.Type)
+
+	rows[0].EnergyPerMTokens = nil
+	require.Len(t, CapacityServerTable(rows, CapacityOptions{Columns: []string{"model"}}).Fields, 9, "no energy column without a figure")
 }

@@ -37,7 +37,8 @@ type CapacityOptions struct {
 	DrainDuration time.Duration `json:"-"`
 	// Format is "both" (default: the table, the what-if and the demand
 	// series), "table" (one row per group), "series" (the demand over time,
-	// alertable) or "whatif" (the predictions per replica count).
+	// alertable), "whatif" (the predictions per replica count) or "servers"
+	// (the efficiency columns per server: which one wastes its GPUs).
 	Format string `json:"format"`
 }
 

@@ -92,7 +92,7 @@ var capacitySpec = TypeSpec{Type: QueryCapacity, Groupings: []Grouping{GroupMode
 		{Field: "threshold", Kind: KindNumber, Default: 1.0, Range: &Range{Min: 0, Max: 3600, MinOpen: true}, Hint: " seconds"},
 		{Field: "headroom", Kind: KindNumber, Default: 0.2, Range: &Range{Min: 0, Max: 5}, Hint: "; write 20% as 0.2"},
 		{Field: "drain", Kind: KindDuration, Default: "5m", Durations: &DurationRange{Min: "10s", Max: "1h"}},
-		{Field: "format", Kind: KindChoice, Default: "both", Values: []string{"both", "table", "series", "whatif"}},
+		{Field: "format", Kind: KindChoice, Default: "both", Values: []string{"both", "table", "series", "whatif", "servers"}},
 	}}
 
 // gpuSpec reads the node agents by default ("prometheus": the agents as

@@ -40,7 +40,11 @@ func (p *plan) capacity(ctx context.Context, o models.CapacityOptions) (data.Fra
 	measuredExpr := p.builder.CapacityWait(o.Wait, p.query.Grouping, p.query.Filters, p.timeRange.End.Sub(p.timeRange.Start))
 	measured := c.measured(ctx, measuredExpr, gl)
 	notices := p.noticesFor(warningNotices(warn))
-	in, inErr := c.twinInputs(ctx, gl)
+	var in twinInputs
+	var inErr error
+	if c.o.Format != "servers" { // the per-server table runs no what-if
+		in, inErr = c.twinInputs(ctx, gl)
+	}
 	if inErr != nil {
 		notices = append(notices, data.Notice{Severity: data.NoticeSeverityWarning,
 			Text: "No what-if: the request lengths or KV cache could not be read: " + inErr.Error()})
@@ -51,7 +55,9 @@ func (p *plan) capacity(ctx context.Context, o models.CapacityOptions) (data.Fra
 		e := vllm.EstimateCapacity(g, p.timeRange.Step)
 		a.rows[i] = c.row(g, e, gl, measured)
 		notices = append(notices, c.groupNotices(g, e, gl)...)
-		if inErr == nil {
+		if c.o.Format == "servers" {
+			a.servers = append(a.servers, c.serverRows(g, gl)...)
+		} else if inErr == nil {
 			notices = append(notices, c.addWhatIf(&a, i, g, e, in, gl)...)
 		}
 	}
@@ -72,9 +78,10 @@ func (p *plan) capacity(ctx context.Context, o models.CapacityOptions) (data.Fra
 
 // capacityAnswer gathers the rows of the table and of the what-if.
 type capacityAnswer struct {
-	rows   []frames.CapacityRow
-	whatIf []frames.WhatIfRow
-	fits   []frames.TwinFit
+	rows    []frames.CapacityRow
+	whatIf  []frames.WhatIfRow
+	fits    []frames.TwinFit
+	servers []frames.CapacityRow // format servers: a row per server
 }
 
 // addWhatIf runs group i's twin and files its predictions in the answer;
@@ -197,6 +204,28 @@ func (c capacityPlan) efficiency(r *frames.CapacityRow, g vllm.CapacityGroup, e 
 	}
 }
 
+// serverRows are a group's efficiency columns per server: each server
+// estimated as a group of its own, over the same steps.
+func (c capacityPlan) serverRows(g vllm.CapacityGroup, gl []string) []frames.CapacityRow {
+	rows := make([]frames.CapacityRow, 0, len(g.Servers))
+	seconds := c.timeRange.End.Sub(c.timeRange.Start).Seconds()
+	for _, srv := range g.Servers {
+		one := g
+		one.Servers = []vllm.CapacityServer{srv}
+		e := vllm.EstimateCapacity(one, c.timeRange.Step)
+		r := frames.CapacityRow{Server: srv.Name}
+		for _, l := range gl {
+			r.Group = append(r.Group, g.Labels[l])
+		}
+		if seconds > 0 {
+			r.GenerationTPS = e.GeneratedTokens / seconds
+		}
+		c.efficiency(&r, one, e)
+		rows = append(rows, r)
+	}
+	return rows
+}
+
 // groupNotices say where a group's figures are weaker than they look.
 func (c capacityPlan) groupNotices(g vllm.CapacityGroup, e vllm.CapacityEstimate, gl []string) []data.Notice {
 	name := groupName(g.Labels, gl)
@@ -224,6 +253,8 @@ func (c capacityPlan) frames(groups []vllm.CapacityGroup, a capacityAnswer, exec
 		return data.Frames{frames.CapacityTable(a.rows, fo)}
 	case "whatif":
 		return data.Frames{frames.CapacityWhatIf(a.whatIf, a.fits, fo)}
+	case "servers":
+		return data.Frames{frames.CapacityServerTable(a.servers, fo)}
 	case "series":
 		counts := append(capacityCounts(groups, a.rows), stackCounts(groups, a.rows)...)
 		return frames.TimeSeries(append(vllm.CapacityDemand(groups, c.timeRange.Step), counts...), so)

@@ -82,6 +82,42 @@ func TestCapacityGPUsAndEnergyFromTheNodeAgents(t *testing.T) {
 	t.Logf("energy per M tokens %.4f kWh, truth %.4f kWh (%.0f tokens)", m["energy per M tokens"], want, tokens)
 	require.InEpsilon(t, want, m["energy per M tokens"], 0.05)
 	require.Contains(t, noticeTexts(r.Frames), "Efficiency counts the GPUs the node agents map to 2 of 3 servers")
+
+	// Per server: each server's GPUs, tokens and energy, against the
+	// simulator's own counters for that server.
+	r = run(t, e, backend.DataQuery{RefID: "S", JSON: json.RawMessage(`{"queryType":"capacity","format":"servers"}`),
+		Interval: 15 * time.Second, MaxDataPoints: 120, TimeRange: backend.TimeRange{From: from, To: h.End}}).Responses["S"]
+	require.NoError(t, r.Error)
+	require.Len(t, r.Frames, 1)
+	require.Equal(t, 3, r.Frames[0].Rows())
+	servers := map[string]map[string]any{}
+	for i := 0; i < r.Frames[0].Rows(); i++ {
+		row := tableRow(t, r.Frames[0], i)
+		servers[row["server"].(string)] = row
+	}
+	truth := map[string]float64{}
+	for _, st := range h.Fleet.Snapshot().Engines {
+		truth[fmt.Sprintf("sim-%d", st.Instance)] += float64(st.GenerationTokens) * 30 / 40 / 1800
+	}
+	for server, want := range map[string]struct {
+		model string
+		gpus  float64
+		watts float64
+	}{"sim-0": {"m", 2, 550}, "sim-1": {"m", 2, 400}, "sim-2": {"unseen", 8, 0}} {
+		row := servers[server]
+		require.NotNil(t, row, "rows: %v", servers)
+		require.Equal(t, want.model, row["model"])
+		require.EqualValues(t, want.gpus, row["GPUs"], server)
+		require.InEpsilon(t, truth[server], row["generated tokens/s"], 0.05, "%s: the simulator's tokens", server)
+		// per GPU counts the server's answering time (its steps), the column the range
+		require.InEpsilon(t, row["generated tokens/s"].(float64)/want.gpus, row["tokens/s per GPU"], 0.02, server)
+		if want.watts == 0 {
+			require.Nil(t, row["energy per M tokens"], "%s: no power reading", server)
+			continue
+		}
+		kwh := want.watts * 1800 / 3.6e6 / (truth[server] * 1800 / 1e6)
+		require.InEpsilon(t, kwh, row["energy per M tokens"], 0.05, server)
+	}
 }
 
 // dcgmExposition is dcgm-exporter 4.6's power reading (the shape of

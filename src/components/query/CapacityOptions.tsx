@@ -9,8 +9,8 @@ import { OptionsProps } from './types';
 /** The wait whose p99 the replica count must keep under the threshold (pkg/models capacity.go). */
 export type VllmCapacityObjective = 'queue_time' | 'ttft';
 
-/** Capacity output: the table, the what-if and the demand series (default), or one of them. */
-export type VllmCapacityFormat = 'both' | 'table' | 'series' | 'whatif';
+/** Capacity output: the table, the what-if and the demand series (default), one of them, or the per-server efficiency. */
+export type VllmCapacityFormat = 'both' | 'table' | 'series' | 'whatif' | 'servers';
 
 const OBJECTIVE_OPTIONS = choiceOptions<VllmCapacityObjective>('capacity', 'wait', {
   queue_time: { label: 'Queue time p99', description: 'Time requests wait before their first step' },
@@ -22,6 +22,7 @@ const FORMAT_OPTIONS = choiceOptions<VllmCapacityFormat>('capacity', 'format', {
   table: { label: 'Table only', description: 'Replicas now, needed and desired, demand, per-replica capacity' },
   series: { label: 'Series only', description: 'Requests/s arriving per model over time' },
   whatif: { label: 'What-if only', description: 'Predicted queue-time and TTFT p99 per replica count' },
+  servers: { label: 'Per server', description: 'GPUs, tokens/s per GPU, idle share, cost and energy of each server' },
 });
 
 const placeholder = (field: string) => String(optionSpec('capacity', field).default);
