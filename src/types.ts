@@ -279,6 +279,11 @@ export interface VllmDataSourceOptions extends DataSourceJsonData {
   agentUrls?: string[];
   /** Discovery mode: Prometheus job label of the agents' scrape job (default vllm-node-agent). */
   agentJob?: string;
+  /**
+   * Discovery mode: label matchers that scope the agents' targets, e.g. cluster="eu-1" ({} for none). Absent or blank:
+   * the selector's matchers on cluster-wide labels (not namespace, pod and the like: the agents run elsewhere).
+   */
+  agentSelector?: string;
   /** Upper bound for each request to a node agent, a duration such as 2s. */
   agentTimeout?: string;
 

@@ -84,8 +84,10 @@ func readJSON(t *testing.T, rel string, v any) {
 }
 
 // compareDataSources lists how the Helm data source differs from the
-// provisioned one. Only the Prometheus address may differ (a cluster's is not
-// the compose stack's), and in each file url and jsonData.prometheusUrl agree.
+// provisioned one. Only the Prometheus address and the scrape interval may
+// differ (a cluster's Prometheus is not the compose stack's;
+// TestScrapeIntervalsMatchTheirPrometheus checks each interval against its
+// own), and in each file url and jsonData.prometheusUrl agree.
 func compareDataSources(prov, helm dataSource) []string {
 	var diffs []string
 	field := func(name string, a, b any) {
@@ -111,7 +113,7 @@ func compareDataSources(prov, helm dataSource) []string {
 	}
 	sort.Strings(sorted)
 	for _, k := range sorted {
-		if k != "prometheusUrl" {
+		if k != "prometheusUrl" && k != "scrapeInterval" {
 			field("jsonData."+k, prov.JSONData[k], helm.JSONData[k])
 		}
 	}
@@ -171,7 +173,7 @@ func TestHelmDataSourceMatchesProvisioning(t *testing.T) {
 		want   string
 	}{
 		{"uid", func(d *dataSource) { d.UID = "vllm-prod" }, "uid:"},
-		{"a setting", func(d *dataSource) { d.JSONData["scrapeInterval"] = "15s" }, "jsonData.scrapeInterval"},
+		{"a setting", func(d *dataSource) { d.JSONData["queryTimeout"] = "15s" }, "jsonData.queryTimeout"},
 		{"a setting only one side has", func(d *dataSource) { d.JSONData["agentUrls"] = []any{"http://x:9400"} }, "jsonData.agentUrls"},
 		{"url without prometheusUrl", func(d *dataSource) { d.URL = "http://elsewhere:9090" }, "url \"http://elsewhere:9090\""},
 	}

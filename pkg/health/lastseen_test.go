@@ -45,6 +45,7 @@ func (f lookbackFleet) Query(_ context.Context, expr string, _ time.Time) (model
 	switch {
 	case strings.Contains(expr, "__name__=~"): // the stack lookup
 	case strings.Contains(expr, "engine_sleep_state"): // the stall check: none stalled or asleep
+	case strings.Contains(expr, "count_over_time((timestamp("): // the scrape spacing: not measured
 	case strings.Contains(expr, "max_over_time(timestamp("): // the lookback
 		for inst, ts := range f.lastSeen {
 			v = append(v, engine(inst, ts))
@@ -146,7 +147,7 @@ func TestLookbackWalksTheHourAtTheScrapeInterval(t *testing.T) {
 			require.Equal(t, backend.HealthStatusOk, res.Status, res.Message)
 			var lookback []string
 			for _, e := range asked {
-				if strings.Contains(e, "max_over_time(timestamp(") {
+				if strings.HasPrefix(e, "max by") && strings.Contains(e, "max_over_time(timestamp(") {
 					lookback = append(lookback, e)
 				}
 			}

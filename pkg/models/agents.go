@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/prometheus/prometheus/model/labels"
 
 	"github.com/inferops/vllm-datasource/pkg/interval"
 )
@@ -24,6 +27,12 @@ type AgentSettings struct {
 	URLs []string
 	// Job is the Prometheus job that scrapes the agents, for discovery.
 	Job string
+	// Selector scopes discovery, e.g. cluster="eu-1" in a store several
+	// clusters write to: jsonData.agentSelector when SelectorSet, else
+	// ParseSettings derives it from the data source's selector (AgentScope).
+	Selector []*labels.Matcher
+	// SelectorSet says agentSelector was given, not blank ("{}" for no scope).
+	SelectorSet bool
 	// Timeout bounds each agent's answer.
 	Timeout time.Duration
 	// Token is the agents' bearer token (from secureJsonData.agentToken).
@@ -37,7 +46,7 @@ func (s AgentSettings) String() string {
 	if s.Token != "" {
 		tok = "[redacted]"
 	}
-	return fmt.Sprintf("{URLs:%v Job:%s Timeout:%s Token:%s}", s.URLs, s.Job, s.Timeout, tok)
+	return fmt.Sprintf("{URLs:%v Job:%s Selector:{%s} Timeout:%s Token:%s}", s.URLs, s.Job, MatchersString(s.Selector), s.Timeout, tok)
 }
 
 // GoString redacts the token under %#v too.
@@ -45,13 +54,15 @@ func (s AgentSettings) GoString() string { return "models.AgentSettings" + s.Str
 
 // jsonAgentSettings is the jsonData shape the config editor writes.
 type jsonAgentSettings struct {
-	AgentURLs    []string `json:"agentUrls"`
-	AgentJob     string   `json:"agentJob"`
-	AgentTimeout string   `json:"agentTimeout"`
+	AgentURLs     []string `json:"agentUrls"`
+	AgentJob      string   `json:"agentJob"`
+	AgentSelector *string  `json:"agentSelector"` // nil: not set, derive it
+	AgentTimeout  string   `json:"agentTimeout"`
 }
 
 // ParseAgentSettings reads jsonData.agentUrls, agentJob (default
-// vllm-node-agent), agentTimeout (default 2s) and secureJsonData.agentToken.
+// vllm-node-agent), agentSelector (unset: ParseSettings derives it from
+// selector), agentTimeout (default 2s) and secureJsonData.agentToken.
 // Blank URLs are skipped and duplicates dropped. Every error names the field
 // and wraps ErrInvalidSettings.
 func ParseAgentSettings(jsonData []byte, secure map[string]string) (AgentSettings, error) {
@@ -69,11 +80,45 @@ func ParseAgentSettings(jsonData []byte, secure map[string]string) (AgentSetting
 	if err != nil {
 		return AgentSettings{}, err
 	}
-	job := strings.TrimSpace(js.AgentJob)
-	if job == "" {
-		job = DefaultAgentJob
+	out := AgentSettings{URLs: urls, Job: strings.TrimSpace(js.AgentJob), Timeout: timeout, Token: strings.TrimSpace(secure[SecureAgentToken])}
+	if out.Job == "" {
+		out.Job = DefaultAgentJob
 	}
-	return AgentSettings{URLs: urls, Job: job, Timeout: timeout, Token: strings.TrimSpace(secure[SecureAgentToken])}, nil
+	// Blank is unset (a cleared field in the editor); "{}" is the way to say
+	// "no scope at all".
+	if js.AgentSelector != nil && strings.TrimSpace(*js.AgentSelector) != "" {
+		out.SelectorSet = true
+		if out.Selector, err = ParseMatchers("agentSelector", *js.AgentSelector); err != nil {
+			return AgentSettings{}, fmt.Errorf("%w: %w", ErrInvalidSettings, err)
+		}
+	}
+	return out, nil
+}
+
+// placementLabels are labels that say where in a cluster a target runs, or
+// what a vLLM series is about, rather than which cluster or store it comes
+// from. A data source selector on them picks vLLM pods; the agents' up never
+// carries the fleet's values (the DaemonSet has its own namespace and pods,
+// and up has no model_name), so discovery must not inherit them.
+var placementLabels = map[string]bool{
+	"namespace": true, "pod": true, "container": true, "service": true, "endpoint": true, "node": true,
+	"instance": true, "job": true, "model_name": true, "engine": true,
+}
+
+// AgentScope is the agent-discovery scope a data source selector implies
+// when agentSelector is not set: its matchers on every label except the
+// placement labels and the fleet's identity labels. cluster="eu-1",
+// namespace="inference" keeps cluster="eu-1", so a shared store's other
+// clusters' agents are not asked, while the agents in namespace monitoring
+// are still found.
+func AgentScope(fleet []*labels.Matcher, identity ...string) []*labels.Matcher {
+	var out []*labels.Matcher
+	for _, m := range fleet {
+		if !placementLabels[m.Name] && !slices.Contains(identity, m.Name) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // agentURLs validates each URL: http(s), a host, no credentials.

@@ -18,7 +18,7 @@ func TestSettingKeys(t *testing.T) {
 		{"jsonData: the plugin's own settings", keys.JSONData, []string{"prometheusUrl", "scrapeInterval", "queryTimeout",
 			"instanceLabel", "metricPrefix", "maxConcurrentQueries", "selector", "profile", "incrementalQuerying",
 			"incrementalQueryOverlapWindow", "stallWindow"}},
-		{"jsonData: node agents", keys.JSONData, []string{"agentUrls", "agentJob", "agentTimeout"}},
+		{"jsonData: node agents", keys.JSONData, []string{"agentUrls", "agentJob", "agentSelector", "agentTimeout"}},
 		{"jsonData: saturation thresholds", keys.JSONData, []string{"saturationKvHigh", "saturationQueue",
 			"saturationPreemptions", "saturationIdle"}},
 		{"jsonData: HTTP settings", keys.JSONData, []string{"httpHeaderName1", "tlsAuth", "tlsSkipVerify", "timeout"}},
@@ -51,7 +51,7 @@ func TestSettingKeysAreRead(t *testing.T) {
 	invalid := map[string]any{
 		"scrapeInterval": "x", "queryTimeout": "x", "instanceLabel": "1x", "metricPrefix": "-",
 		"maxConcurrentQueries": 0, "selector": "up + 1", "profile": "nope", "incrementalQueryOverlapWindow": "x", "stallWindow": "x",
-		"incrementalQuerying": "x", "agentUrls": []string{"ftp://x"}, "agentTimeout": "x", "agentJob": 1,
+		"incrementalQuerying": "x", "agentUrls": []string{"ftp://x"}, "agentTimeout": "x", "agentJob": 1, "agentSelector": "sum(up)",
 		"saturationKvHigh": 2, "saturationQueue": -1, "saturationPreemptions": -1, "saturationIdle": 2,
 		"roleLabel": "llm-d.ai/role", "recordingRules": "x", "rulePrefix": "-",
 	}

@@ -175,6 +175,9 @@ func ParseSettings(s Instance) (Settings, error) {
 	if out.Agents, err = ParseAgentSettings(s.JSONData, s.DecryptedSecureJSONData); err != nil {
 		return Settings{}, err
 	}
+	if !out.Agents.SelectorSet {
+		out.Agents.Selector = AgentScope(out.Selector, append([]string{out.InstanceLabel}, out.Identity...)...)
+	}
 	if out.Saturation, err = ParseSaturationSettings(s.JSONData); err != nil {
 		return Settings{}, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/inferops/vllm-datasource/pkg/agentapi"
 	"github.com/inferops/vllm-datasource/pkg/frames"
 	"github.com/inferops/vllm-datasource/pkg/models"
+	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
 // Agents fetches GPU reports from node agents; a failing agent is an entry
@@ -31,7 +32,7 @@ func (p *plan) agentURLs(ctx context.Context, e *Executor) ([]string, error) {
 	if e.Settings.Agents.Job == "" {
 		return nil, ErrNoAgents
 	}
-	expr := p.builder.AgentTargets(e.Settings.Agents.Job)
+	expr := vllm.AgentTargets(e.Settings.Agents)
 	vec, _, err := p.memo.instantQuery(ctx, expr, p.timeRange.End, p.timeRange.Step)
 	if err != nil {
 		return nil, fmt.Errorf("discover node agents from job %q: %w", e.Settings.Agents.Job, err)

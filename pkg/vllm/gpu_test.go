@@ -5,26 +5,26 @@ import (
 
 	"github.com/prometheus/prometheus/promql/parser"
 	"github.com/stretchr/testify/require"
+
+	"github.com/inferops/vllm-datasource/pkg/models"
 )
 
 // TestAgentTargets: node-agent discovery lists the job's targets by
-// instance, inside the scope, with the job name escaped.
+// instance, inside the agents' own selector, with the job name escaped.
 func TestAgentTargets(t *testing.T) {
 	tests := []struct {
 		name string
-		b    Builder
-		job  string
+		a    models.AgentSettings
 		want string
 	}{
-		{"plain", Builder{}, "vllm-node-agent", `group by (instance) (up{job="vllm-node-agent"})`},
-		{"scoped", Builder{Scope: mustMatchers(t, `cluster="eu", namespace=~"llm|batch"`)}, "agents",
-			`group by (instance) (up{cluster="eu", namespace=~"llm|batch", job="agents"})`},
-		{"quotes escaped", Builder{}, `a"b\c`, `group by (instance) (up{job="a\"b\\c"})`},
-		{"prefix and identity do not apply", profileBuilder("kserve"), "j", `group by (instance) (up{job="j"})`},
+		{"plain", models.AgentSettings{Job: "vllm-node-agent"}, `group by (instance) (up{job="vllm-node-agent"})`},
+		{"agent selector", models.AgentSettings{Job: "agents", Selector: mustMatchers(t, `cluster="eu", namespace=~"mon|gpu"`)},
+			`group by (instance) (up{cluster="eu", namespace=~"mon|gpu", job="agents"})`},
+		{"quotes escaped", models.AgentSettings{Job: `a"b\c`}, `group by (instance) (up{job="a\"b\\c"})`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := tt.b.AgentTargets(tt.job)
+			got := AgentTargets(tt.a)
 			require.Equal(t, tt.want, got)
 			_, err := parser.NewParser(parser.Options{}).ParseExpr(got)
 			require.NoError(t, err)

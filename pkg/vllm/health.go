@@ -2,7 +2,10 @@ package vllm
 
 import (
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/prometheus/common/model"
 
 	"github.com/inferops/vllm-datasource/pkg/models"
 )
@@ -28,4 +31,30 @@ func (b Builder) EnginesLastSeen(f models.Filters, lookback, scrape time.Duratio
 // wholeSeconds writes a duration as PromQL seconds, rounded down ("90s").
 func wholeSeconds(d time.Duration) string {
 	return fmt.Sprintf("%ds", int64(d/time.Second))
+}
+
+// ScrapeSpacing is the median, over the engines, of the mean spacing in
+// seconds between the running gauge's samples in the window before the
+// evaluation time: what the store's scrapes really are, to hold against
+// the scrapeInterval setting. timestamp() of a selector is a sample's own
+// time; walked at the step and kept only where it is newer than one step,
+// it holds each sample's time once (spacings from one step up), so
+// (newest − oldest) / (samples − 1) is the spacing however young the
+// series; only series with at least three samples count. Neither changes()
+// (VictoriaMetrics counts a young series' first value as a change) nor a
+// plain count_over_time over the window (which reads a young series as a
+// slow one) would do. timestamp() wraps each selector, never their union:
+// of anything but a selector it returns the evaluation time.
+func (b Builder) ScrapeSpacing(window, step time.Duration) string {
+	m := b.matchers(models.Filters{})
+	var parts []string
+	for _, n := range b.names(Running) {
+		parts = append(parts, "timestamp("+selector(n, m)+")")
+	}
+	times := strings.Join(parts, " or ")
+	if len(parts) > 1 {
+		times = "(" + times + ")"
+	}
+	walk := fmt.Sprintf("(%s > time() - %g)[%s:%s]", times, step.Seconds(), wholeSeconds(window), model.Duration(step))
+	return fmt.Sprintf("quantile(0.5, (max_over_time(%s) - min_over_time(%s)) / ((count_over_time(%s) - 1) >= 2))", walk, walk, walk)
 }

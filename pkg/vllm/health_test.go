@@ -69,3 +69,40 @@ func TestEnginesLastSeen(t *testing.T) {
 		})
 	}
 }
+
+// TestScrapeSpacing: the spacing walk wraps each running-gauge selector
+// in timestamp() (a union's timestamp would be the evaluation time), keeps
+// the scope, and parses.
+func TestScrapeSpacing(t *testing.T) {
+	walk := func(times string) string { return "(" + times + " > time() - 1)[600s:1s]" }
+	spacing := func(times string) string {
+		w := walk(times)
+		return "quantile(0.5, (max_over_time(" + w + ") - min_over_time(" + w + ")) / ((count_over_time(" + w + ") - 1) >= 2))"
+	}
+	tests := []struct {
+		name string
+		b    Builder
+		step time.Duration
+		want string
+	}{
+		{"plain", Builder{Prefix: "vllm:"}, time.Second, spacing("timestamp(vllm:num_requests_running)")},
+		{"scoped", Builder{Prefix: "vllm:", Scope: mustMatchers(t, `cluster="eu"`)}, time.Second,
+			spacing(`timestamp(vllm:num_requests_running{cluster="eu"})`)},
+		{"two prefixes: timestamp of each", Builder{Prefixes: []string{"vllm:", "ray_vllm:"}}, time.Second,
+			spacing("(timestamp(vllm:num_requests_running) or timestamp(ray_vllm:num_requests_running))")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.b.ScrapeSpacing(10*time.Minute, tt.step)
+			require.Equal(t, tt.want, got)
+			_, err := parser.NewParser(parser.Options{}).ParseExpr(got)
+			require.NoError(t, err)
+		})
+	}
+	t.Run("a step below a second", func(t *testing.T) {
+		got := Builder{Prefix: "vllm:"}.ScrapeSpacing(5*time.Minute, 250*time.Millisecond)
+		require.Contains(t, got, "(timestamp(vllm:num_requests_running) > time() - 0.25)[300s:250ms]")
+		_, err := parser.NewParser(parser.Options{}).ParseExpr(got)
+		require.NoError(t, err)
+	})
+}

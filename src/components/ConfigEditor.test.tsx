@@ -309,6 +309,19 @@ describe('ConfigEditor', () => {
       expect(lastChange(onOptionsChange).jsonData).toEqual({ agentMode: 'discovery', agentJob: 'gpu-agents' });
     });
 
+    it('in discovery mode edits the agent selector, and a cleared one is unset', () => {
+      const { onOptionsChange } = setup({ jsonData: { agentMode: 'discovery' } });
+      fireEvent.change(screen.getByLabelText('Agent selector'), { target: { value: ' cluster="eu-1" ' } });
+      expect(lastChange(onOptionsChange).jsonData).toEqual({ agentMode: 'discovery', agentSelector: 'cluster="eu-1"' });
+      fireEvent.change(screen.getByLabelText('Agent selector'), { target: { value: ' ' } });
+      expect(lastChange(onOptionsChange).jsonData).toEqual({ agentMode: 'discovery', agentSelector: undefined });
+    });
+
+    it('flags an agent selector that is not label matchers', () => {
+      setup({ jsonData: { agentMode: 'discovery', agentSelector: 'sum(up)' } });
+      expect(screen.getByText(/Use PromQL label matchers/)).toBeInTheDocument();
+    });
+
     it('writes the agent timeout to jsonData', () => {
       const { onOptionsChange } = setup();
       expand('Node agents');

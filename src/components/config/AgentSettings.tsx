@@ -4,7 +4,7 @@ import { ConfigSection } from '@grafana/plugin-ui';
 import { InlineField, RadioButtonGroup, SecretInput, TagsInput, Text, useTheme2 } from '@grafana/ui';
 
 import { DEFAULT_SETTINGS, VllmAgentMode, VllmDataSourceOptions, VllmSecureJsonData } from '../../types';
-import { isValidAgentTimeout, isValidAgentUrl } from '../../validation';
+import { isValidAgentTimeout, isValidAgentUrl, matchersError } from '../../validation';
 import { INPUT_WIDTH, LABEL_WIDTH, TextSettingField } from './TextSettingField';
 
 type Props = DataSourcePluginOptionsEditorProps<VllmDataSourceOptions, VllmSecureJsonData>;
@@ -16,7 +16,7 @@ const MODE_OPTIONS: Array<{ value: VllmAgentMode; label: string; description: st
 
 /** True when any node-agent setting is saved, so the section opens and shows it. */
 export function hasAgentSettings({ jsonData, secureJsonFields }: Props['options']): boolean {
-  const keys = ['agentMode', 'agentUrls', 'agentJob', 'agentTimeout'] as const;
+  const keys = ['agentMode', 'agentUrls', 'agentJob', 'agentSelector', 'agentTimeout'] as const;
   return keys.some((k) => jsonData[k] !== undefined) || Boolean(secureJsonFields?.agentToken);
 }
 
@@ -99,6 +99,19 @@ export function AgentSettings({ options, onOptionsChange }: Props) {
           value={jsonData.agentJob}
           placeholder={DEFAULT_SETTINGS.agentJob}
           onChange={(event) => setJson({ agentJob: event.currentTarget.value.trim() })}
+        />
+      )}
+      {mode === 'discovery' && (
+        // Not the fleet's selector: the agents' targets carry their own namespace and pods (a DaemonSet in
+        // monitoring), so by default only the selector's cluster-wide matchers scope them. Blank is unset.
+        <TextSettingField
+          label="Agent selector"
+          tooltip={`Label matchers for the agents' targets, e.g. cluster="eu-1"; {} for none. Empty: the selector without its namespace, pod and other per-pod matchers.`}
+          id="vllm-agent-selector"
+          value={jsonData.agentSelector}
+          placeholder='cluster="eu-1"'
+          onChange={(event) => setJson({ agentSelector: event.currentTarget.value.trim() || undefined })}
+          error={matchersError(jsonData.agentSelector)}
         />
       )}
       <TextSettingField

@@ -47,7 +47,7 @@ export function StackSettings({ options, onOptionsChange }: Props) {
       </InlineField>
       <TextSettingField
         label="Selector"
-        tooltip='Scopes this data source to one fleet in a shared Prometheus, Thanos or VictoriaMetrics: label matchers added to every query, the health check, the pickers and agent discovery, e.g. cluster="eu-1", namespace="inference". Empty: every vLLM series.'
+        tooltip='Scopes this data source to one fleet in a shared Prometheus, Thanos or VictoriaMetrics: label matchers added to every query, the health check and the pickers (agent discovery keeps only cluster-wide ones such as cluster), e.g. cluster="eu-1", namespace="inference". Empty: every vLLM series.'
         id="vllm-selector"
         value={jsonData.selector}
         placeholder='cluster="eu-1"'
