@@ -3,12 +3,15 @@ package deploytest
 import (
 	"maps"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/inferops/vllm-datasource/pkg/internal/promtest"
 )
 
 const alertmanagerFile = "deploy/alertmanager/alertmanager.yml"
@@ -193,6 +196,45 @@ func TestAlertmanagerPerServer(t *testing.T) {
 			require.False(t, inhibited(t, cfg, down(tt.a), backlog(tt.b)), "a down server must not mute another server's warnings")
 			require.False(t, inhibited(t, cfg, backlog(tt.a), down(tt.a)), "warnings never mute critical alerts")
 			require.NotEqual(t, groupKey(backlog(tt.a)), groupKey(backlog(tt.b)), "one notification group per server")
+		})
+	}
+}
+
+// TestAmtoolCheckConfig runs Alertmanager's own checker on the shipped file
+// (it parses routes, matchers, inhibit rules and receivers as Alertmanager
+// does, which TestAlertmanagerConfig's YAML reading does not), and on
+// broken copies, which it must reject: a route to a receiver that does not
+// exist, and a matcher Alertmanager cannot parse.
+func TestAmtoolCheckConfig(t *testing.T) {
+	raw, err := os.ReadFile(repoPath(t, alertmanagerFile))
+	require.NoError(t, err)
+	shipped := string(raw)
+	tests := []struct {
+		name       string
+		from, to   string // the edit that breaks the copy ("" for none)
+		wantOK     bool
+		wantOutput string
+	}{
+		{name: "shipped", wantOK: true, wantOutput: "SUCCESS"},
+		{name: "route to an undefined receiver", from: "      receiver: pager\n", to: "      receiver: pagr\n", wantOutput: `undefined receiver "pagr"`},
+		{name: "unparsable matcher", from: `['severity="critical"']`, to: `['severity=="critical"']`, wantOutput: "matcher value contains unescaped double quote"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := shipped
+			if tt.from != "" {
+				require.Contains(t, cfg, tt.from, "the edit no longer applies to %s", alertmanagerFile)
+				cfg = strings.Replace(cfg, tt.from, tt.to, 1)
+			}
+			path := filepath.Join(t.TempDir(), "alertmanager.yml")
+			writeFile(t, path, cfg)
+			out, ok := runTool(t, repoRoot(t), promtest.AmtoolBinary(t), "check-config", path)
+			require.Equal(t, tt.wantOK, ok, "amtool check-config:\n%s", out)
+			require.Contains(t, out, tt.wantOutput)
+			if tt.wantOK {
+				require.Contains(t, out, "1 inhibit rules", out)
+				require.Contains(t, out, "2 receivers", out)
+			}
 		})
 	}
 }

@@ -255,7 +255,9 @@ func readYAML(t *testing.T, path string, into any) {
 }
 
 type alertRule struct {
-	title   string
+	uid, title string
+	// summary is the summary annotation's template.
+	summary string
 	queries []json.RawMessage
 }
 
@@ -264,8 +266,10 @@ func alertRules(t *testing.T) []alertRule {
 	var f struct {
 		Groups []struct {
 			Rules []struct {
-				Title string `yaml:"title"`
-				Data  []struct {
+				UID         string            `yaml:"uid"`
+				Title       string            `yaml:"title"`
+				Annotations map[string]string `yaml:"annotations"`
+				Data        []struct {
 					DatasourceUID string         `yaml:"datasourceUid"`
 					Model         map[string]any `yaml:"model"`
 				} `yaml:"data"`
@@ -276,7 +280,7 @@ func alertRules(t *testing.T) []alertRule {
 	var out []alertRule
 	for _, g := range f.Groups {
 		for _, r := range g.Rules {
-			ar := alertRule{title: r.Title}
+			ar := alertRule{uid: r.UID, title: r.Title, summary: r.Annotations["summary"]}
 			for _, d := range r.Data {
 				if d.DatasourceUID == "__expr__" {
 					continue

@@ -61,6 +61,14 @@ type Options struct {
 	ExtraJobs string
 	// Args are extra command-line flags (e.g. --query.timeout=10m).
 	Args []string
+	// RuleFiles are rule files Prometheus loads and evaluates every
+	// ScrapeInterval (groups with their own interval keep it), e.g. the
+	// copies ShippedRuleFiles writes. Prometheus only: VictoriaMetrics
+	// leaves rules to vmalert (see ReplayRules).
+	RuleFiles []string
+	// Alertmanagers are Alertmanagers (host:port) Prometheus sends its
+	// alerts to, e.g. StartAlertmanager's Addr; Prometheus only.
+	Alertmanagers []string
 }
 
 // Group is one static target group with target labels.
@@ -129,6 +137,12 @@ func Config(o Options) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "global:\n  scrape_interval: %s\n  evaluation_interval: %s\n", iv, iv)
 	writeLabels(&b, "  external_labels:\n", "    ", o.ExternalLabels)
+	if len(o.RuleFiles) > 0 {
+		fmt.Fprintf(&b, "rule_files: [%s]\n", quoteAll(o.RuleFiles))
+	}
+	if len(o.Alertmanagers) > 0 {
+		fmt.Fprintf(&b, "alerting:\n  alertmanagers:\n    - static_configs:\n        - targets: [%s]\n", quoteAll(o.Alertmanagers))
+	}
 	b.WriteString("scrape_configs:\n  - job_name: vllm\n")
 	if o.Relabel != "" {
 		b.WriteString("    relabel_configs:\n" + o.Relabel)
@@ -194,9 +208,16 @@ func writeLabels(b *strings.Builder, head, indent string, ls map[string]string) 
 
 func (s *Server) waitReady(t testing.TB, path, logPath string) {
 	t.Helper()
+	waitOK(t, s.Backend.Name(), s.URL+path, logPath)
+}
+
+// waitOK polls url until it answers 200, or fails the test with the
+// server's log after 30s.
+func waitOK(t testing.TB, name, url, logPath string) {
+	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		resp, err := http.Get(s.URL + path)
+		resp, err := http.Get(url)
 		if err == nil {
 			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -206,7 +227,7 @@ func (s *Server) waitReady(t testing.TB, path, logPath string) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	log, _ := os.ReadFile(logPath)
-	t.Fatalf("%s at %s not ready after 30s; log:\n%s", s.Backend, s.URL, log)
+	t.Fatalf("%s at %s not ready after 30s; log:\n%s", name, url, log)
 }
 
 // Query runs an instant query and returns the raw "result" array.

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/prometheus/common/model"
 )
 
 // RecordingRulesFile is the shipped recording-rule file, from the repository root.
@@ -39,6 +41,55 @@ func RuleFileEvery(t testing.TB, interval time.Duration) string {
 	path := filepath.Join(t.TempDir(), "vllm-recording.rules.yml")
 	writeFile(t, path, string(out))
 	return path
+}
+
+// ShippedRulesGlob is the glob of the shipped rule files Prometheus loads
+// (deploy/prometheus/prometheus*.yml: rules/*.rules.yml), from the
+// repository root; it leaves out their unit tests (*.rules.test.yml).
+const ShippedRulesGlob = "deploy/prometheus/rules/*.rules.yml"
+
+var forRE = regexp.MustCompile(`(?m)^([ \t]+for:[ \t]*)(\S+)[ \t]*$`)
+
+// ShippedRuleFiles writes copies of every shipped rule file for a test of
+// alerts that must fire within minutes: groups with their own interval
+// are evaluated every interval instead, and every alert's `for:` is
+// divided by forDivisor (rounded to whole seconds, at least 1s); the
+// expressions, their windows, labels and annotations are unchanged. It
+// returns the copies' paths.
+func ShippedRuleFiles(t testing.TB, interval time.Duration, forDivisor int) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(repoRoot(), ShippedRulesGlob))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no rule files match %s (%v)", ShippedRulesGlob, err)
+	}
+	dir := t.TempDir()
+	out := make([]string, 0, len(files))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatalf("read %s: %v", f, err)
+		}
+		b = intervalRE.ReplaceAll(b, []byte("${1}"+interval.String()))
+		b = shortenFor(t, f, b, forDivisor)
+		path := filepath.Join(dir, filepath.Base(f))
+		writeFile(t, path, string(b))
+		out = append(out, path)
+	}
+	return out
+}
+
+// shortenFor divides every `for:` duration of a rule file by divisor.
+func shortenFor(t testing.TB, file string, b []byte, divisor int) []byte {
+	t.Helper()
+	return forRE.ReplaceAllFunc(b, func(line []byte) []byte {
+		m := forRE.FindSubmatch(line)
+		d, err := model.ParseDuration(string(m[2]))
+		if err != nil {
+			t.Fatalf("%s: for: %q: %v", file, m[2], err)
+		}
+		short := max((time.Duration(d) / time.Duration(divisor)).Round(time.Second), time.Second)
+		return []byte(string(m[1]) + model.Duration(short).String())
+	})
 }
 
 // BackfillRules evaluates the rule file over [start, end] against this
