@@ -75,8 +75,8 @@ trap 'stop_jobs $backends_pid $npm_pid' EXIT
 
 # Every Debian package the suite uses, in one apt transaction: the back ends; Chromium for the frontend's browser
 # check (unless CHROMIUM names another); the arm64 C cross compiler for the node agent's linux/arm64 archive;
-# systemd for systemd-analyze verify on the node agent's unit (pkg/deploytest).
-system_packages=(prometheus victoria-metrics prometheus-node-exporter systemd)
+# systemd for systemd-analyze verify on the node agent's unit and Alertmanager (amtool) for the routing tests (pkg/deploytest).
+system_packages=(prometheus victoria-metrics prometheus-node-exporter prometheus-alertmanager systemd)
 [ -z "${CHROMIUM:-}" ] && system_packages+=(chromium)
 case ",${PACKAGE_PLATFORMS:-linux/arm64}," in
 *,linux/arm64,*) [ "$(uname -m)" = x86_64 ] && system_packages+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross) ;;

@@ -43,15 +43,19 @@ type amConfig struct {
 }
 
 // equalityMatcher is the only matcher form the example uses: label="value".
-var equalityMatcher = regexp.MustCompile(`^\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"([^"]*)"\s*$`)
+var equalityMatcher = regexp.MustCompile(`^(\w+)(=~?)"(.*)"$`)
 
 // matches reports whether labels satisfy every matcher of a route.
 func matches(t *testing.T, matchers []string, labels map[string]string) bool {
 	t.Helper()
 	for _, m := range matchers {
 		g := equalityMatcher.FindStringSubmatch(m)
-		require.NotNil(t, g, "%s: matcher %q is not of the form label=\"value\"; extend this test", alertmanagerFile, m)
-		if labels[g[1]] != g[2] {
+		require.NotNil(t, g, "%s: matcher %q is not of the form label=\"value\" or label=~\"regex\"; extend this test", alertmanagerFile, m)
+		if g[2] == "=" && labels[g[1]] != g[3] {
+			return false
+		}
+		// Alertmanager anchors a matcher's regex at both ends.
+		if g[2] == "=~" && !regexp.MustCompile("^(?:"+g[3]+")$").MatchString(labels[g[1]]) {
 			return false
 		}
 	}
@@ -141,8 +145,8 @@ func TestAlertmanagerConfig(t *testing.T) {
 	}
 
 	inhibits := slices.ContainsFunc(cfg.InhibitRules, func(r amInhibitRule) bool {
-		return slices.Equal(r.SourceMatchers, []string{`severity="critical"`}) &&
-			slices.Equal(r.TargetMatchers, []string{`severity="warning"`}) &&
+		return slices.Contains(r.SourceMatchers, `severity="critical"`) &&
+			slices.Contains(r.TargetMatchers, `severity="warning"`) &&
 			slices.Contains(r.Equal, "instance")
 	})
 	require.True(t, inhibits, "no inhibit rule mutes warnings while a critical alert fires for the same instance")
@@ -198,6 +202,22 @@ func TestAlertmanagerPerServer(t *testing.T) {
 			require.NotEqual(t, groupKey(backlog(tt.a)), groupKey(backlog(tt.b)), "one notification group per server")
 		})
 	}
+
+	// The SLO burn-rate alerts are per model (no pod or instance): a fast
+	// burn mutes its own slow burn only, never another model's or SLO's, nor
+	// a server's warnings; a down server does not mute them either.
+	slo := func(model, name, severity string) map[string]string {
+		return map[string]string{"alertname": name, "severity": severity, "namespace": "inference", "model_name": model, "slo": "ttft-1s-99"}
+	}
+	fastA, slowA, slowB := slo("a", "VLLMTTFTBudgetBurnFast", "critical"), slo("a", "VLLMTTFTBudgetBurnSlow", "warning"), slo("b", "VLLMTTFTBudgetBurnSlow", "warning")
+	otherSLO := maps.Clone(slowA)
+	otherSLO["slo"] = "itl-100ms-99"
+	pod := map[string]string{"namespace": "inference", "pod": "vllm-0"}
+	require.True(t, inhibited(t, cfg, fastA, slowA), "a fast burn mutes its own slow burn")
+	require.False(t, inhibited(t, cfg, fastA, slowB), "one model's fast burn must not mute another model's slow burn")
+	require.False(t, inhibited(t, cfg, fastA, otherSLO), "nor another SLO of the model")
+	require.False(t, inhibited(t, cfg, fastA, backlog(map[string]string{"namespace": "inference"})), "nor a server's warnings")
+	require.False(t, inhibited(t, cfg, down(pod), slowA), "a down server does not mute a model's budget alerts")
 }
 
 // TestAmtoolCheckConfig runs Alertmanager's own checker on the shipped file
@@ -232,7 +252,7 @@ func TestAmtoolCheckConfig(t *testing.T) {
 			require.Equal(t, tt.wantOK, ok, "amtool check-config:\n%s", out)
 			require.Contains(t, out, tt.wantOutput)
 			if tt.wantOK {
-				require.Contains(t, out, "1 inhibit rules", out)
+				require.Contains(t, out, "2 inhibit rules", out)
 				require.Contains(t, out, "2 receivers", out)
 			}
 		})
