@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -99,7 +100,7 @@ func unreleasedNamed(doc, newer, released string, types, settings []string) []st
 		if !strings.Contains(doc, "`"+n+"`") || mentions(released, n) {
 			continue
 		}
-		if isSetting := !contains(types, n); isSetting && !mentions(newer, n) {
+		if isSetting := !slices.Contains(types, n); isSetting && !mentions(newer, n) {
 			continue
 		}
 		out = append(out, n)
@@ -108,14 +109,6 @@ func unreleasedNamed(doc, newer, released string, types, settings []string) []st
 	return out
 }
 
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
 
 // TestDocsLinkTheVersionTheTreeBuilds requires every release-archive link in
 // the README and docs/ to name package.json's version, in its tag and its

@@ -80,15 +80,7 @@ func CapacityTable(rows []CapacityRow, o CapacityOptions) *data.Frame {
 
 // capacityFields are the table's value columns, in order.
 func capacityFields(rows []CapacityRow, objective string) []*data.Field {
-	col := func(name, unit string, get func(CapacityRow) *float64) *data.Field {
-		vals := make([]*float64, len(rows))
-		for i, r := range rows {
-			vals[i] = get(r)
-		}
-		f := data.NewField(name, nil, vals)
-		f.Config = &data.FieldConfig{Unit: unit}
-		return f
-	}
+	col := func(name, unit string, get func(CapacityRow) *float64) *data.Field { return floatColumn(rows, name, unit, get) }
 	ints := func(name string, get func(CapacityRow) *int64) *data.Field {
 		vals := make([]*int64, len(rows))
 		for i, r := range rows {
@@ -129,15 +121,7 @@ func capacityFields(rows []CapacityRow, objective string) []*data.Field {
 
 // efficiencyFields are the GPU time, idle share and price columns.
 func efficiencyFields(rows []CapacityRow) []*data.Field {
-	col := func(name, unit string, get func(CapacityRow) *float64) *data.Field {
-		vals := make([]*float64, len(rows))
-		for i, r := range rows {
-			vals[i] = get(r)
-		}
-		f := data.NewField(name, nil, vals)
-		f.Config = &data.FieldConfig{Unit: unit}
-		return f
-	}
+	col := func(name, unit string, get func(CapacityRow) *float64) *data.Field { return floatColumn(rows, name, unit, get) }
 	return []*data.Field{
 		col("GPU-s per M tokens", "s", func(r CapacityRow) *float64 { return r.GPUSecondsPerMTokens }),
 		col("idle share", "percentunit", func(r CapacityRow) *float64 { return r.IdleShare }),
@@ -169,6 +153,17 @@ func CapacityServerTable(rows []CapacityRow, o CapacityOptions) *data.Frame {
 	fields = append(fields, energyField(rows)...)
 	f := data.NewFrame("capacity servers", fields...)
 	f.SetMeta(&data.FrameMeta{Type: data.FrameTypeTable, ExecutedQueryString: o.Executed, Notices: o.Notices})
+	return f
+}
+
+// floatColumn is one nullable number per row, in unit.
+func floatColumn(rows []CapacityRow, name, unit string, get func(CapacityRow) *float64) *data.Field {
+	vals := make([]*float64, len(rows))
+	for i, r := range rows {
+		vals[i] = get(r)
+	}
+	f := data.NewField(name, nil, vals)
+	f.Config = &data.FieldConfig{Unit: unit}
 	return f
 }
 

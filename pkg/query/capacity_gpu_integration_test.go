@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/inferops/vllm-datasource/pkg/agentapi"
 	"github.com/inferops/vllm-datasource/pkg/internal/promtest"
 	"github.com/inferops/vllm-datasource/pkg/nodeagent"
+	"github.com/inferops/vllm-datasource/pkg/query"
 	"github.com/inferops/vllm-datasource/pkg/sim"
 )
 
@@ -54,30 +56,14 @@ func TestCapacityGPUsAndEnergyFromTheNodeAgents(t *testing.T) {
 	h := runSimHistoryWith(t, promtest.Prometheus2, cfg, 40*time.Minute, 15*time.Second, keep, tg)
 	e := settingsExecutor(t, h.Prom.URL, `{"scrapeInterval":"15s","gpusPerServer":8,"gpuHourlyCost":2}`)
 	from := h.End.Add(-30 * time.Minute)
-	r := run(t, e, backend.DataQuery{RefID: "A", JSON: json.RawMessage(`{"queryType":"capacity","format":"table"}`),
-		Interval: 15 * time.Second, MaxDataPoints: 120, TimeRange: backend.TimeRange{From: from, To: h.End}}).Responses["A"]
-	require.NoError(t, r.Error)
-	rows := map[string]map[string]any{}
-	for i := 0; i < r.Frames[0].Rows(); i++ {
-		row := tableRow(t, r.Frames[0], i)
-		rows[row["model"].(string)] = row
-	}
+	r, rows := capacityRows(t, e, `{"queryType":"capacity","format":"table"}`, from, h.End, "model")
 	m, unseen := rows["m"], rows["unseen"]
 	require.EqualValues(t, 2, m["GPUs per server"], "from the agents, not the setting's 8")
 	require.EqualValues(t, 8, unseen["GPUs per server"], "no agent maps a GPU to it: the setting")
 	require.InEpsilon(t, m["generated tokens/s"], m["tokens/s per GPU"].(float64)*4, 0.03, "4 GPUs make the tokens")
 	require.Nil(t, unseen["energy per M tokens"], "no power reading for its server")
 
-	// The truth: the tokens the two servers generated in the range, from
-	// the simulator's counters at its end minus a history of the range's
-	// length before it (the fleet ran 40 min; the range is the last 30).
-	tokens := float64(0)
-	for _, st := range h.Fleet.Snapshot().Engines {
-		if st.Instance < 2 {
-			tokens += float64(st.GenerationTokens)
-		}
-	}
-	tokens *= 30.0 / 40 // steady traffic: the last 30 of 40 minutes
+	tokens := rangeTokens(h, 0, 1)
 	want := 950.0 * 1800 / 3.6e6 / (tokens / 1e6)
 	t.Logf("energy per M tokens %.4f kWh, truth %.4f kWh (%.0f tokens)", m["energy per M tokens"], want, tokens)
 	require.InEpsilon(t, want, m["energy per M tokens"], 0.05)
@@ -85,19 +71,12 @@ func TestCapacityGPUsAndEnergyFromTheNodeAgents(t *testing.T) {
 
 	// Per server: each server's GPUs, tokens and energy, against the
 	// simulator's own counters for that server.
-	r = run(t, e, backend.DataQuery{RefID: "S", JSON: json.RawMessage(`{"queryType":"capacity","format":"servers"}`),
-		Interval: 15 * time.Second, MaxDataPoints: 120, TimeRange: backend.TimeRange{From: from, To: h.End}}).Responses["S"]
-	require.NoError(t, r.Error)
+	r, servers := capacityRows(t, e, `{"queryType":"capacity","format":"servers"}`, from, h.End, "server")
 	require.Len(t, r.Frames, 1)
-	require.Equal(t, 3, r.Frames[0].Rows())
-	servers := map[string]map[string]any{}
-	for i := 0; i < r.Frames[0].Rows(); i++ {
-		row := tableRow(t, r.Frames[0], i)
-		servers[row["server"].(string)] = row
-	}
+	require.Len(t, servers, 3)
 	truth := map[string]float64{}
-	for _, st := range h.Fleet.Snapshot().Engines {
-		truth[fmt.Sprintf("sim-%d", st.Instance)] += float64(st.GenerationTokens) * 30 / 40 / 1800
+	for i := range 3 {
+		truth[fmt.Sprintf("sim-%d", i)] = rangeTokens(h, i) / 1800
 	}
 	for server, want := range map[string]struct {
 		model string
@@ -161,28 +140,44 @@ func TestCapacityGPUsAndEnergyFromDCGM(t *testing.T) {
 	h := runSimHistoryWith(t, promtest.Prometheus2, cfg, 40*time.Minute, 15*time.Second, keep, tg)
 	e := settingsExecutor(t, h.Prom.URL, `{"scrapeInterval":"15s","profile":"llm-d","gpusPerServer":8,"gpuHourlyCost":2}`)
 	from := h.End.Add(-30 * time.Minute)
-	r := run(t, e, backend.DataQuery{RefID: "A", JSON: json.RawMessage(`{"queryType":"capacity","format":"table"}`),
-		Interval: 15 * time.Second, MaxDataPoints: 120, TimeRange: backend.TimeRange{From: from, To: h.End}}).Responses["A"]
-	require.NoError(t, r.Error)
-	rows := map[string]map[string]any{}
-	for i := 0; i < r.Frames[0].Rows(); i++ {
-		row := tableRow(t, r.Frames[0], i)
-		rows[row["model"].(string)] = row
-	}
+	r, rows := capacityRows(t, e, `{"queryType":"capacity","format":"table"}`, from, h.End, "model")
 	m, unseen := rows["m"], rows["unseen"]
 	require.NotNil(t, m, "rows: %v", rows)
 	require.EqualValues(t, 2, m["GPUs per server"], "from dcgm-exporter, not the setting's 8")
 	require.EqualValues(t, 8, unseen["GPUs per server"], "no GPU allocated to its pod: the setting")
 	require.Nil(t, unseen["energy per M tokens"])
-	tokens := float64(0)
-	for _, st := range h.Fleet.Snapshot().Engines {
-		if st.Instance < 2 {
-			tokens += float64(st.GenerationTokens)
-		}
-	}
-	tokens *= 30.0 / 40
+	tokens := rangeTokens(h, 0, 1)
 	want := 950.0 * 1800 / 3.6e6 / (tokens / 1e6)
 	t.Logf("energy per M tokens %.4f kWh, truth %.4f kWh (%.0f tokens)", m["energy per M tokens"], want, tokens)
 	require.InEpsilon(t, want, m["energy per M tokens"], 0.05)
 	require.Contains(t, noticeTexts(r.Frames), "Efficiency counts the GPUs dcgm-exporter maps to 2 of 3 servers")
+}
+
+// capacityRows runs a capacity query over [from, to] at a 15 s step and
+// reads its first frame's rows, keyed by the column key.
+func capacityRows(t *testing.T, e *query.Executor, js string, from, to time.Time, key string) (backend.DataResponse, map[string]map[string]any) {
+	t.Helper()
+	r := run(t, e, backend.DataQuery{RefID: "A", JSON: json.RawMessage(js), Interval: 15 * time.Second, MaxDataPoints: 120,
+		TimeRange: backend.TimeRange{From: from, To: to}}).Responses["A"]
+	require.NoError(t, r.Error)
+	rows := map[string]map[string]any{}
+	for i := 0; i < r.Frames[0].Rows(); i++ {
+		row := tableRow(t, r.Frames[0], i)
+		rows[row[key].(string)] = row
+	}
+	return r, rows
+}
+
+// rangeTokens is the truth these tests hold the table to: the tokens the
+// given instances generated in the range, from the simulator's counters at
+// its end scaled to the range (steady traffic: the range is the last 30 of
+// the history's 40 minutes).
+func rangeTokens(h simHistory, instances ...int) float64 {
+	tokens := 0.0
+	for _, st := range h.Fleet.Snapshot().Engines {
+		if slices.Contains(instances, st.Instance) {
+			tokens += float64(st.GenerationTokens)
+		}
+	}
+	return tokens * 30.0 / 40
 }
