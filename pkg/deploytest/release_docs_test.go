@@ -109,7 +109,6 @@ func unreleasedNamed(doc, newer, released string, types, settings []string) []st
 	return out
 }
 
-
 // TestDocsLinkTheVersionTheTreeBuilds requires every release-archive link in
 // the README and docs/ to name package.json's version, in its tag and its
 // file name alike.

@@ -80,7 +80,9 @@ func CapacityTable(rows []CapacityRow, o CapacityOptions) *data.Frame {
 
 // capacityFields are the table's value columns, in order.
 func capacityFields(rows []CapacityRow, objective string) []*data.Field {
-	col := func(name, unit string, get func(CapacityRow) *float64) *data.Field { return floatColumn(rows, name, unit, get) }
+	col := func(name, unit string, get func(CapacityRow) *float64) *data.Field {
+		return floatColumn(rows, name, unit, get)
+	}
 	ints := func(name string, get func(CapacityRow) *int64) *data.Field {
 		vals := make([]*int64, len(rows))
 		for i, r := range rows {
@@ -121,7 +123,9 @@ func capacityFields(rows []CapacityRow, objective string) []*data.Field {
 
 // efficiencyFields are the GPU time, idle share and price columns.
 func efficiencyFields(rows []CapacityRow) []*data.Field {
-	col := func(name, unit string, get func(CapacityRow) *float64) *data.Field { return floatColumn(rows, name, unit, get) }
+	col := func(name, unit string, get func(CapacityRow) *float64) *data.Field {
+		return floatColumn(rows, name, unit, get)
+	}
 	return []*data.Field{
 		col("GPU-s per M tokens", "s", func(r CapacityRow) *float64 { return r.GPUSecondsPerMTokens }),
 		col("idle share", "percentunit", func(r CapacityRow) *float64 { return r.IdleShare }),
