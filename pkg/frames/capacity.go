@@ -61,14 +61,7 @@ type CapacityOptions struct {
 // its replicas now, needed and desired, its demand, what one replica
 // sustains and the objective's p99 measured and predicted.
 func CapacityTable(rows []CapacityRow, o CapacityOptions) *data.Frame {
-	var fields []*data.Field
-	for c, name := range o.Columns {
-		col := make([]string, len(rows))
-		for i, r := range rows {
-			col[i] = r.Group[c]
-		}
-		fields = append(fields, data.NewField(name, nil, col))
-	}
+	fields := groupColumns(o.Columns, len(rows), func(i int) []string { return rows[i].Group })
 	fields = append(fields, capacityFields(rows, o.Objective)...)
 	fields = append(fields, efficiencyFields(rows)...)
 	fields = append(fields, energyField(rows)...)
@@ -138,14 +131,7 @@ func efficiencyFields(rows []CapacityRow) []*data.Field {
 // CapacityServerTable is the efficiency columns per server: its group,
 // its GPUs, what it generated and at what GPU time, idle share and price.
 func CapacityServerTable(rows []CapacityRow, o CapacityOptions) *data.Frame {
-	var fields []*data.Field
-	for c, name := range o.Columns {
-		col := make([]string, len(rows))
-		for i, r := range rows {
-			col[i] = r.Group[c]
-		}
-		fields = append(fields, data.NewField(name, nil, col))
-	}
+	fields := groupColumns(o.Columns, len(rows), func(i int) []string { return rows[i].Group })
 	servers, gpus, tokens := make([]string, len(rows)), make([]int64, len(rows)), make([]float64, len(rows))
 	for i, r := range rows {
 		servers[i], gpus[i], tokens[i] = r.Server, r.GPUsPerServer, r.GenerationTPS
@@ -158,6 +144,20 @@ func CapacityServerTable(rows []CapacityRow, o CapacityOptions) *data.Frame {
 	f := data.NewFrame("capacity servers", fields...)
 	f.SetMeta(&data.FrameMeta{Type: data.FrameTypeTable, ExecutedQueryString: o.Executed, Notices: o.Notices})
 	return f
+}
+
+// groupColumns are n rows' group names (group gives row i's), a column per
+// grouping label.
+func groupColumns(columns []string, n int, group func(i int) []string) []*data.Field {
+	fields := make([]*data.Field, 0, len(columns))
+	for c, name := range columns {
+		col := make([]string, n)
+		for i := range n {
+			col[i] = group(i)[c]
+		}
+		fields = append(fields, data.NewField(name, nil, col))
+	}
+	return fields
 }
 
 // floatColumn is one nullable number per row, in unit.
@@ -232,14 +232,7 @@ type TwinFit struct {
 // CapacityWhatIf is the what-if curve: a row per group and replica count,
 // ready for a bar chart or an XY chart of p99 against replicas.
 func CapacityWhatIf(rows []WhatIfRow, fits []TwinFit, o CapacityOptions) *data.Frame {
-	var fields []*data.Field
-	for c, name := range o.Columns {
-		col := make([]string, len(rows))
-		for i, r := range rows {
-			col[i] = r.Group[c]
-		}
-		fields = append(fields, data.NewField(name, nil, col))
-	}
+	fields := groupColumns(o.Columns, len(rows), func(i int) []string { return rows[i].Group })
 	fields = append(fields, whatIfFields(rows)...)
 	f := data.NewFrame("what-if", fields...)
 	f.SetMeta(&data.FrameMeta{Type: data.FrameTypeTable, ExecutedQueryString: o.Executed, Notices: o.Notices,
