@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, from a machine that has never seen the project:
-# installs what it needs (Prometheus, VictoriaMetrics and Chromium from
-# Debian, Go modules, npm packages; Prometheus 3 and Thanos built from the
-# Go module proxy into ~/.cache/inferops-vllm by scripts/backends.sh), then runs Go
+# installs what it needs (Prometheus, VictoriaMetrics, Alertmanager, systemd
+# and Chromium from Debian, Go modules, npm packages; Prometheus 3, its
+# promtool and Thanos built from the Go module proxy into ~/.cache/inferops-vllm
+# by scripts/backends.sh), then runs Go
 # vet and tests (unit, integration against every back end, go-plugin host
 # tests, short fuzzing, the mutation score of pkg/health and pkg/frames),
 # the release archive (scripts/package.sh, checked and installed by
