@@ -35,6 +35,8 @@ func TestLoRATableNullMaxAndEmpty(t *testing.T) {
 	require.Equal(t, "x, y", f.Fields[1].At(0))
 	require.Equal(t, int64(2), f.Fields[3].At(0))
 	require.Nil(t, f.Fields[5].At(0), "a max_lora that is not a number is null, not 0")
+	srv.Latest.MaxLoRAs = 0 // V0's max_lora=0 (LoRA off) is a number: shown as 0, not left empty
+	require.Equal(t, int64(0), *LoRATable([]vllm.LoRAServer{srv}, "Expr: q", nil).Fields[5].At(0).(*int64))
 	empty := LoRATable(nil, "Expr: q", nil)
 	require.Equal(t, 0, empty.Rows())
 	require.Equal(t, "Expr: q", empty.Meta.ExecutedQueryString)

@@ -1,13 +1,19 @@
 package health
 
 import (
+	"context"
+	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
 
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferops/vllm-datasource/pkg/interval"
+	"github.com/inferops/vllm-datasource/pkg/models"
 )
 
 // TestScrapeMismatch: a setting within 1.5x of the measured spacing either
@@ -67,4 +73,77 @@ func TestRoundSpacing(t *testing.T) {
 	require.Equal(t, 60*time.Second, roundSpacing(59600*time.Millisecond))
 	require.Equal(t, 2*time.Second, roundSpacing(2400*time.Millisecond))
 	require.Equal(t, 1500*time.Millisecond, roundSpacing(1480*time.Millisecond))
+}
+
+// spacingProm answers every query with one sample of value v (or nothing,
+// or err) and records the range MetricNames is asked for.
+type spacingProm struct {
+	v          float64
+	empty      bool
+	err        error
+	start, end *time.Time
+}
+
+func (spacingProm) Host() string { return "prom:9090" }
+
+func (spacingProm) BuildInfo(context.Context) (v1.BuildinfoResult, error) {
+	return v1.BuildinfoResult{Version: "2.42.0"}, nil
+}
+
+func (f spacingProm) MetricNames(_ context.Context, _ string, start, end time.Time) ([]string, error) {
+	if f.start != nil && f.start.IsZero() { // the first listing: the fleet's names
+		*f.start, *f.end = start, end
+	}
+	return []string{"vllm:num_requests_running"}, nil
+}
+
+func (f spacingProm) Query(context.Context, string, time.Time) (model.Vector, []string, error) {
+	if f.err != nil || f.empty {
+		return nil, nil, f.err
+	}
+	return model.Vector{{Metric: model.Metric{}, Value: model.SampleValue(f.v)}}, nil, nil
+}
+
+// TestScrapeNote: the measured spacing (seconds) against a 5s setting: a
+// spacing 12 times the setting warns with it rounded as a scrape config
+// writes it; one that agrees, none, an error or a value that is no spacing
+// say nothing.
+func TestScrapeNote(t *testing.T) {
+	s := models.Settings{ScrapeInterval: 5 * time.Second}
+	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name string
+		p    spacingProm
+		want string
+	}{
+		{"a minute apart", spacingProm{v: 60}, "samples are 1m apart"},
+		{"rounded to whole seconds", spacingProm{v: 29.6}, "samples are 30s apart"},
+		{"agrees", spacingProm{v: 5.2}, ""},
+		{"no answer", spacingProm{empty: true}, ""},
+		{"an error", spacingProm{v: 60, err: errors.New("boom")}, ""},
+		{"zero", spacingProm{v: 0}, ""},
+		{"negative", spacingProm{v: -60}, ""},
+		{"NaN", spacingProm{v: math.NaN()}, ""},
+		{"infinite", spacingProm{v: math.Inf(1)}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := scrapeNote(context.Background(), tt.p, s, now)
+			if tt.want == "" {
+				require.Empty(t, got)
+				return
+			}
+			require.Contains(t, got, tt.want)
+		})
+	}
+}
+
+// TestCheckListsNamesOverTheLookback: the name listing spans the hour
+// before now, not after it.
+func TestCheckListsNamesOverTheLookback(t *testing.T) {
+	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	var start, end time.Time
+	Check(context.Background(), spacingProm{v: 5, start: &start, end: &end}, models.Settings{ScrapeInterval: 5 * time.Second}, now)
+	require.Equal(t, now.Add(-time.Hour), start)
+	require.Equal(t, now, end)
 }
