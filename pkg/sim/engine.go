@@ -28,6 +28,7 @@ type engine struct {
 	limitTokens    int     // longest sequence accepted
 	limitMaxTokens int     // max_tokens after clipping to limitTokens
 	lean           bool    // Config.Lean: only the queue-time and TTFT histograms
+	forwarded      int64   // step ends fastForward ran at once (for its test)
 
 	now         time.Duration
 	nextArrival time.Duration // next candidate of the thinned arrival process
@@ -172,6 +173,7 @@ func (e *engine) advanceTo(until time.Duration) {
 		case eventStep:
 			e.finishStep()
 			e.startStep()
+			e.fastForward(until)
 		case eventTransfer:
 			e.completeTransfer()
 		default:

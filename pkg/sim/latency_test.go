@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -74,4 +76,58 @@ func TestLatencyCountsSumTheEngines(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, n, firsts, "TTFT counts every first token, of running requests too")
 	require.Len(t, ttft, len(TTFTBounds())+1)
+}
+
+// TestFastForwardRunsTheSameFleet runs lean fleets twice, stepping every
+// engine one step at a time and fast-forwarding plain decode stretches:
+// every counter, gauge and histogram, every request's state and the
+// exposition must be the same at each Advance, for a steady load, a bursty
+// one that queues, and a KV cache small enough to preempt.
+func TestFastForwardRunsTheSameFleet(t *testing.T) {
+	configs := map[string]func(*Config){
+		"steady":   func(c *Config) { c.Rate = 6 },
+		"queueing": func(c *Config) { c.Rate = 40 },
+		"kv-bound": func(c *Config) { c.Rate, c.Engine.NumGPUBlocks = 20, 300 },
+	}
+	for name, set := range configs {
+		t.Run(name, func(t *testing.T) {
+			run := func(ff bool) []string {
+				defer func(was bool) { fastForwardOn = was }(fastForwardOn)
+				fastForwardOn = ff
+				cfg := DefaultConfig()
+				cfg.Lean, cfg.Seed = true, 7
+				cfg.Instances = []InstanceConfig{{Model: "m"}, {Model: "m"}}
+				set(&cfg)
+				f, err := NewFleet(cfg)
+				require.NoError(t, err)
+				var states []string
+				defer func() {
+					n := int64(0)
+					for _, e := range f.engines {
+						n += e.forwarded
+					}
+					if ff {
+						require.Positive(t, n, "no stretch was fast-forwarded: the comparison would prove nothing")
+						t.Logf("%d step ends fast-forwarded", n)
+					}
+				}()
+				for _, d := range []time.Duration{17 * time.Second, time.Minute, 43 * time.Second, 2 * time.Minute} {
+					require.NoError(t, f.Advance(d))
+					for i := range cfg.Instances {
+						var b strings.Builder
+						require.NoError(t, f.WriteMetrics(&b, i))
+						states = append(states, b.String())
+					}
+					q, ttft := f.LatencyCounts()
+					states = append(states, fmt.Sprint(f.Snapshot().Engines, q, ttft))
+				}
+				return states
+			}
+			stepped, forwarded := run(false), run(true)
+			require.Equal(t, len(stepped), len(forwarded))
+			for i := range stepped {
+				require.Equal(t, stepped[i], forwarded[i], "state %d", i)
+			}
+		})
+	}
 }
