@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Frontend gate: install (when needed), typecheck, lint, Grafana API compatibility (levitate; a passing answer is
+# Frontend gate: install (when needed), typecheck, lint, prettier --check, Grafana API compatibility (levitate; a passing answer is
 # reused while its inputs are unchanged, FRONTEND_COMPAT_CACHE=off runs it again), unit tests,
 # production build, then check what the build wrote into dist/, load dist/module.js in a test, and drive the
 # editors in a real browser (Debian's Chromium).
@@ -10,7 +10,7 @@
 #   FRONTEND_CI_INSTALL=always scripts/frontend-check.sh   # always start from a clean `npm ci` (never the cached copy)
 #   CHROMIUM=/path/to/chrome scripts/frontend-check.sh    # use another Chromium instead of /usr/bin/chromium
 #   GRAFANA_COMPAT_VERSIONS="11.6.0 12.0.0" scripts/frontend-check.sh   # check other Grafana versions' APIs
-#   scripts/frontend-check.sh checks     # only install, typecheck, lint, compatibility and jest (nothing in dist/)
+#   scripts/frontend-check.sh checks     # only install, typecheck, lint, prettier, compatibility and jest (nothing in dist/)
 #   scripts/frontend-check.sh dist       # only the build, dist/ checks and the browser check
 # The two phases let scripts/test.sh run the checks beside the Go tests (they write nothing the Go tests read) and
 # the build afterwards (it rewrites dist/, which the release and host tests read while they run).
@@ -122,6 +122,7 @@ if [[ "$phase" != dist ]]; then
 
   step "typecheck" npm run typecheck
   step "lint" npm run lint
+  step "format" npm run format:check
   step "grafana compatibility" compat_cached
   step "test" npm run test:ci
 fi

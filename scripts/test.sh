@@ -138,7 +138,7 @@ VLLM_PLUGIN_ARCHIVE="$PWD/release/inferops-vllm-datasource-$(node -p "require('.
 VLLM_PLUGIN_PLATFORMS="$PACKAGE_PLATFORMS"
 export VLLM_PLUGIN_ARCHIVE VLLM_PLUGIN_PLATFORMS
 
-# The frontend's checks (typecheck, lint, Grafana API compatibility, jest) read only src/ and node_modules (which
+# The frontend's checks (typecheck, lint, prettier, Grafana API compatibility, jest) read only src/ and node_modules (which
 # package.sh installed), so they run beside the Go tests, which spend most of their time waiting on Prometheus'
 # scrapes; the build and browser check come after them, since the build rewrites dist/.
 frontend_log=$(mktemp)
@@ -222,7 +222,7 @@ step "backend build (mage build:linux)"
 go run github.com/magefile/mage -v build:linux
 test -x dist/gpx_vllm_linux_amd64
 
-step "frontend checks (typecheck, lint, Grafana compatibility, jest; started after the release archive)"
+step "frontend checks (typecheck, lint, prettier, Grafana compatibility, jest; started after the release archive)"
 wait_logged "scripts/frontend-check.sh checks" "$frontend_pid" "$frontend_log"
 
 step "frontend build (production build, dist/ checks, browser check)"

@@ -89,7 +89,9 @@ export function StackSettings({ options, onOptionsChange }: Props) {
           value={jsonData.roleLabel}
           placeholder="llm_isvc_role"
           onChange={setText('roleLabel')}
-          error={isValidLabelName(jsonData.roleLabel) ? undefined : 'Use a Prometheus label name: [a-zA-Z_][a-zA-Z0-9_]*'}
+          error={
+            isValidLabelName(jsonData.roleLabel) ? undefined : 'Use a Prometheus label name: [a-zA-Z_][a-zA-Z0-9_]*'
+          }
         />
       </ConfigSubSection>
     </ConfigSection>
