@@ -73,13 +73,13 @@ func routingFleet(seed uint64) sim.Config {
 }
 
 // downFleet is the server the test makes unreachable: two engines with
-// HotFleet's tiny KV cache at four times the arrivals, so it preempts
+// HotFleet's tiny KV cache at eight times the arrivals, so it preempts
 // several requests a second (VLLMPreemptionsSustained) before it goes.
 func downFleet(seed uint64) sim.Config {
 	cfg := quietFleet(seed)
 	tiny := cfg.Engine
 	tiny.NumGPUBlocks, tiny.MaxNumSeqs = 96, 32
-	cfg.Instances = []sim.InstanceConfig{{Model: "down", RateFactor: 4, Engines: 2, Engine: &tiny}}
+	cfg.Instances = []sim.InstanceConfig{{Model: "down", RateFactor: 8, Engines: 2, Engine: &tiny}}
 	return cfg
 }
 
