@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -113,6 +114,7 @@ func startAlertStack(t *testing.T, k promtest.Kind, hook *promtest.Webhook, rule
 type promAlert struct {
 	Labels map[string]string `json:"labels"`
 	State  string            `json:"state"` // pending, firing
+	Value  string            `json:"value"` // the expression's value at the last evaluation
 }
 
 // promAlert returns Prometheus' alert name for instance, if it has one.
@@ -138,6 +140,30 @@ func (s *alertStack) waitPromState(t *testing.T, name, instance, state string, t
 			return ""
 		}
 		return fmt.Sprintf("%s: %s for %s is not %s", s.kind, name, instance, state)
+	})
+}
+
+// preemptionMargin is the preemption rate (per second) the down server
+// must reach before it goes: 2.5 times VLLMPreemptionsSustained's 0.1/s.
+const preemptionMargin = 0.25
+
+// waitPromValue waits until Prometheus' alert name for instance is pending
+// or firing with a value of at least `least`. An alert that stops being listed
+// meanwhile fails the test at once (its expression fell under its
+// threshold, and the test's premise with it).
+func (s *alertStack) waitPromValue(t *testing.T, name, instance string, least float64, timeout time.Duration) {
+	t.Helper()
+	eventually(t, timeout, func() string {
+		a, ok := s.promAlert(t, name, instance)
+		if !ok {
+			t.Fatalf("%s: %s for %s left pending before its value reached %g", s.kind, name, instance, least)
+		}
+		v, err := strconv.ParseFloat(a.Value, 64)
+		require.NoError(t, err, "%s: %s value %q", s.kind, name, a.Value)
+		if v >= least {
+			return ""
+		}
+		return fmt.Sprintf("%s: %s for %s is %g, not yet %g", s.kind, name, instance, v, least)
 	})
 }
 
@@ -219,9 +245,17 @@ func TestAlertmanagerRouting(t *testing.T) {
 	wedgedAt := time.Now()
 
 	// Down while its preemption warning is pending, so that the warning
-	// starts firing only after VLLMEngineDown does.
+	// starts firing only after VLLMEngineDown does; and only once its 5m
+	// rate is well over the alert's 0.1/s, because the rate freezes when
+	// the server goes (no new samples) and loses the extrapolation to the
+	// window's end: closed at the first pending evaluation, the rate could
+	// sit a hair over 0.1 and drop under it, resetting the alert (a CI run
+	// failed so, with the warning never firing on Prometheus 2).
 	for _, s := range stacks {
 		s.waitPromState(t, "VLLMPreemptionsSustained", gone, "pending", 90*time.Second)
+	}
+	for _, s := range stacks {
+		s.waitPromValue(t, "VLLMPreemptionsSustained", gone, preemptionMargin, 25*time.Second)
 	}
 	require.NoError(t, down.Fleet.Close())
 	for _, s := range stacks {
