@@ -20,6 +20,7 @@ import {
   VllmSaturationFormat,
   VllmSloObjective,
   VllmWaitFamily,
+  VllmWaitFormat,
 } from './types';
 
 /** An interval of numbers; an open end is excluded (pkg/models/querytypes.go Range). */
@@ -119,6 +120,7 @@ export const DEFAULT_K = optionSpec('topk', 'k').default as number;
 export const K_RANGE = numberOption('topk', 'k');
 export const MAX_K = K_RANGE.max;
 export const DEFAULT_FAMILY = optionSpec('waitTime', 'family').default as VllmWaitFamily;
+export const DEFAULT_WAIT_FORMAT = optionSpec('waitTime', 'format').default as VllmWaitFormat;
 export const DEFAULT_RANK_BY = optionSpec('topk', 'rankBy').default as VllmRankSignal;
 export const DEFAULT_AGGREGATION = optionSpec('topk', 'aggregation').default as VllmAggregation;
 export const DEFAULT_GPU_SOURCE = optionSpec('gpu', 'source').default as VllmGpuSource;
@@ -184,6 +186,14 @@ export const FAMILY_OPTIONS: Array<ComboboxOption<string>> = choiceOptions<VllmW
   prefill: { label: 'Prefill time' },
   decode: { label: 'Decode time' },
   inference: { label: 'Inference time', description: 'Prefill plus decode' },
+});
+
+export const WAIT_FORMAT_OPTIONS: Array<ComboboxOption<string>> = choiceOptions<VllmWaitFormat>('waitTime', 'format', {
+  series: { label: 'Quantiles', description: 'Quantiles and mean over time (time series)' },
+  heatmap: {
+    label: 'Heatmap',
+    description: 'Requests per latency bucket per step (use the Heatmap panel; set Min interval for exact counts)',
+  },
 });
 
 export const RANK_BY_OPTIONS: Array<ComboboxOption<string>> = choiceOptions<VllmRankSignal>('topk', 'rankBy', {

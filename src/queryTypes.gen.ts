@@ -52,7 +52,7 @@ export const QUERY_TYPE_WORDING: Record<VllmQueryType, { label: string; descript
   },
   waitTime: {
     label: 'Wait time',
-    description: 'Queue / first-token latency quantiles',
+    description: 'Queue / first-token latency quantiles, or their distribution as a heatmap',
   },
   preemptions: {
     label: 'Preemptions',
@@ -117,11 +117,11 @@ export type VllmOptionField =
   | 'quantiles'
   | 'family'
   | 'live'
+  | 'format'
   | 'asSeries'
   | 'k'
   | 'rankBy'
   | 'aggregation'
-  | 'format'
   | 'source'
   | 'objective'
   | 'threshold'
@@ -140,11 +140,11 @@ export interface VllmQueryOptions {
   quantiles?: Array<number | string>;
   family?: string;
   live?: boolean;
+  format?: string;
   asSeries?: boolean;
   k?: number | string;
   rankBy?: string;
   aggregation?: string;
-  format?: string;
   source?: string;
   objective?: string;
   threshold?: number | string;

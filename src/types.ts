@@ -43,6 +43,9 @@ export type VllmGpuSource = 'agents' | 'prometheus' | 'dcgm';
 /** GPU: one time series per GPU, or one table row per GPU with the latest values; the backend defaults to table. */
 export type VllmGpuFormat = 'series' | 'table';
 
+/** Wait time: quantile and mean series (default), or the latency family's distribution per step as a heatmap. */
+export type VllmWaitFormat = 'series' | 'heatmap';
+
 /** Top-k: the ranking table only, the series only, or both (the backend's default when format is absent). */
 export type VllmTopKFormat = 'table' | 'series' | 'both';
 
@@ -107,9 +110,11 @@ export interface VllmQuery extends DataQuery, VllmQueryOptions {
   /**
    * GPU: time series or a table (default table). Top-k: "table" returns only the ranking table (for table panels),
    * "series" is the same as asSeries, absent or "both" returns both. Capacity: "table", "series" (the demand),
-   * "whatif", "servers" (efficiency per server) or "both". The meaning differs per type, so the editor drops it when switching between them.
+   * "whatif", "servers" (efficiency per server) or "both". Wait time: "series" (default) or "heatmap". The meaning differs
+   * per type, so the editor drops it when switching between them.
    */
-  format?: VllmGpuFormat | VllmTopKFormat | VllmSaturationFormat | VllmLoRAFormat | 'whatif' | 'servers';
+  format?:
+    VllmGpuFormat | VllmTopKFormat | VllmSaturationFormat | VllmLoRAFormat | VllmWaitFormat | 'whatif' | 'servers';
   /** PromQL: the expression (required). Dashboard variables are resolved; $__interval, $__rate_interval, $__range by the backend. */
   expr?: string;
   /** PromQL: Grafana unit of the result, e.g. reqps or short. */

@@ -26,6 +26,7 @@ var familyRows = []familyRow{
 	{"LoRA adapters", "--enable-lora", []string{"lora/table", "lora/series"}},
 	{"Prefill/decode and KV transfer", "--kv-transfer-config", []string{"kvTransfer"}},
 	{"Workload shape", "no flag", []string{"workload/prompt", "workload/generation", "workload/tokens"}},
+	{"Latency distributions", "no flag", []string{"waitTime/heatmap"}},
 }
 
 // target is the part of a panel query the layout checks read.
@@ -89,8 +90,8 @@ func TestDashboardFamilyRows(t *testing.T) {
 	}
 }
 
-// checkHeatmapOptions: a heatmap panel shows a workload length
-// distribution as the plugin buckets it, with the bucket names (upper
+// checkHeatmapOptions: a heatmap panel shows a workload length or a
+// latency distribution as the plugin buckets it, with the bucket names (upper
 // bounds) as its y axis.
 func checkHeatmapOptions(t *testing.T, p panel) {
 	if p.Type != "heatmap" {
@@ -107,8 +108,12 @@ func checkHeatmapOptions(t *testing.T, p panel) {
 	require.False(t, *o.Calculate, "%s: the plugin sends heatmap-rows frames", p.Title)
 	require.Equal(t, "le", o.RowsFrame.Layout, "%s: bucket names are upper bounds", p.Title)
 	for _, tg := range targets(t, p) {
-		require.Equal(t, "workload", tg.QueryType, p.Title)
-		require.Contains(t, []string{"prompt", "generation"}, tg.View, p.Title)
+		if tg.QueryType == "waitTime" {
+			require.Equal(t, "heatmap", tg.Format, "%s: a heatmap panel asks for heatmap-rows", p.Title)
+		} else {
+			require.Equal(t, "workload", tg.QueryType, p.Title)
+			require.Contains(t, []string{"prompt", "generation"}, tg.View, p.Title)
+		}
 		require.Equal(t, "none", tg.Grouping, "%s: one frame, one heatmap", p.Title)
 	}
 }

@@ -22,6 +22,9 @@ import (
 // before it (rulemix.go).
 func (p *plan) waitTime(ctx context.Context, o models.WaitTimeOptions) (data.Frames, error) {
 	key := vllm.FamilySignals[o.Family]
+	if o.Heatmap() {
+		return p.latencyHeatmap(ctx, key, o.Family)
+	}
 	mix, ruleNotes := p.waitTimeExpr(ctx, o)
 	m, warn, err := p.mixRange(ctx, mix)
 	if err != nil {
@@ -80,4 +83,15 @@ func (p *plan) waitTimeExpr(ctx context.Context, o models.WaitTimeOptions) (rule
 	}
 	rp, ok := p.builder.WaitTimeFromRules(u.rs.Prefix, o.Family, o.Quantiles, o.Live, p.query.Grouping, p.query.Filters, u.fit.Window)
 	return p.mixOne(ctx, u, ruleCandidate{raw: raw, rp: rp, ok: ok})
+}
+
+// latencyHeatmap answers the family's distribution over time (heatmap.go):
+// requests, or token gaps for itl, observed per step in each latency
+// bucket. Always raw: the recorded bucket rates are rates over the rules'
+// window, which cannot give the step's exact count. vLLM's latency bounds
+// are one list per release (or per --custom-histogram-buckets), so a fleet
+// mid-upgrade may mix lists: the frames keep every bound either list has.
+func (p *plan) latencyHeatmap(ctx context.Context, key vllm.SignalKey, family string) (data.Frames, error) {
+	return p.bucketHeatmap(ctx, heatmapView{key: key, name: family + "_seconds", unit: vllm.UnitCount,
+		cell: vllm.LatencyHeatmapText(key, p.timeRange.Step), without: "no latency distribution can be shown"})
 }

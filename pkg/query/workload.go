@@ -8,7 +8,6 @@ import (
 
 	"github.com/inferops/vllm-datasource/pkg/frames"
 	"github.com/inferops/vllm-datasource/pkg/models"
-	"github.com/inferops/vllm-datasource/pkg/prom"
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
@@ -47,40 +46,16 @@ func (p *plan) workload(ctx context.Context, o models.WorkloadOptions) (data.Fra
 // noErrorReasonText explains an error share that is absent while requests finish.
 const noErrorReasonText = `No error share: the selected engines finish requests but report no finished_reason="error" series (vLLM V0 and V1 releases before about 0.13 do not have that reason), so their errors cannot be told apart.`
 
-// minScrapesPerStep is how many scrapes a step must span for its own
-// increase: Grafana's $__rate_interval asks for four.
-const minScrapesPerStep = 4
-
 // lengths answers a length distribution: requests finished per step in
 // each length bucket, per grouping, as heatmap-rows frames.
 func (p *plan) lengths(ctx context.Context, o models.WorkloadOptions) (data.Frames, error) {
 	key := vllm.WorkloadFamilies[o.View]
-	perStep := p.timeRange.Step >= minScrapesPerStep*p.settings.scrape
-	expr := p.builder.LengthBuckets(key, p.query.Grouping, p.query.Filters, p.window, p.timeRange.Step, perStep)
-	m, warn, err := p.memo.rangeQuery(ctx, expr, p.rng())
-	if err != nil {
-		return nil, err
-	}
-	name := o.View + "_tokens"
-	series := make(prom.Matrix, len(m))
-	for i, s := range m {
-		series[i] = tagged(s, name)
-	}
-	notices := p.noticesFor(warningNotices(warn))
-	notices = append(notices, data.Notice{Severity: data.NoticeSeverityInfo, Text: fmt.Sprintf(
-		"Each cell counts the requests that finished in the step (%s) with a %s length up to the bucket's bound and above the bound below it; +Inf holds those above the highest bound. Lengths are observed when a request finishes: client aborts are not counted.",
-		p.timeRange.Step, o.View)})
-	if !perStep {
-		notices = append(notices, data.Notice{Severity: data.NoticeSeverityInfo, Text: fmt.Sprintf(
-			"The step (%s) holds fewer than %d scrapes, so each count is the rate over %s times the step: an estimate smoothed over that window, not the step's exact count. A longer step (Min interval) gives exact counts per step.",
-			p.timeRange.Step, minScrapesPerStep, p.window)})
-	}
-	notices = append(notices, p.carrierNotices(ctx, key, o.View)...)
-	notices = append(notices, p.signalNotices(ctx, map[string]bool{name: len(m) > 0}, []need{
-		{key: key, tags: []string{name}, without: "no length distribution can be shown"},
-	})...)
-	return frames.Heatmap(series, frames.HeatmapOptions{Legend: p.query.Legend, GroupLabels: p.builder.GroupLabels(p.query.Grouping),
-		Unit: string(vllm.UnitCount), Executed: p.executed(expr), Notices: notices}), nil
+	return p.bucketHeatmap(ctx, heatmapView{key: key, name: o.View + "_tokens", unit: vllm.UnitCount,
+		cell: fmt.Sprintf("Each cell counts the requests that finished in the step (%s) with a %s length up to the bucket's bound and above the bound below it; +Inf holds those above the highest bound. Lengths are observed when a request finishes: client aborts are not counted.",
+			p.timeRange.Step, o.View),
+		without:  "no length distribution can be shown",
+		carriers: func(ctx context.Context) []data.Notice { return p.carrierNotices(ctx, key, o.View) },
+	})
 }
 
 // carrierNotices warns when some selected engines lack some of the length

@@ -51,9 +51,9 @@ func TestWorkloadAgainstTruth(t *testing.T) {
 	// window lacks its newest seconds undercounts (6-9% low in full runs).
 	env.Prom.WaitForSeries(t, fmt.Sprintf(`min(timestamp(vllm:request_prompt_tokens_count)) > %d`, to.Unix()+1), 1, 30*time.Second)
 	done := env.Fleet.CompletedRequests()
-	lengths := map[string]func(sim.CompletedRequest) int{
-		"prompt":     func(c sim.CompletedRequest) int { return c.PromptTokens },
-		"generation": func(c sim.CompletedRequest) int { return c.OutputTokens },
+	lengths := map[string]func(sim.CompletedRequest) float64{
+		"prompt":     func(c sim.CompletedRequest) float64 { return float64(c.PromptTokens) },
+		"generation": func(c sim.CompletedRequest) float64 { return float64(c.OutputTokens) },
 	}
 	for view, length := range lengths {
 		t.Run(view+" lengths", func(t *testing.T) {
@@ -63,6 +63,23 @@ func TestWorkloadAgainstTruth(t *testing.T) {
 			require.Len(t, r.Frames, 1)
 			checkLengths(t, env.Fleet, done, r.Frames[0], 20*time.Second, length)
 			requireCountsAll(t, env.Prom.URL, "vllm:request_"+view+"_tokens_count", r.Frames[0], 20*time.Second)
+		})
+	}
+	// Latency heatmaps (waitTime's heatmap format): queue time and e2e are
+	// recorded when a request finishes, as the lengths are, so the same
+	// request log is their truth.
+	latencies := map[string]func(sim.CompletedRequest) float64{
+		"queue_time": func(c sim.CompletedRequest) float64 { return c.QueueTime.Seconds() },
+		"e2e":        func(c sim.CompletedRequest) float64 { return c.E2E.Seconds() },
+	}
+	for family, latency := range latencies {
+		t.Run(family+" heatmap", func(t *testing.T) {
+			js := fmt.Sprintf(`{"queryType":"waitTime","format":"heatmap","family":%q,"grouping":"none","interval":"20s"}`, family)
+			r := run(t, e, dq("L", js, to.Add(-60*time.Second), to)).Responses["L"]
+			require.NoError(t, r.Error)
+			require.Len(t, r.Frames, 1)
+			checkLengths(t, env.Fleet, done, r.Frames[0], 20*time.Second, latency)
+			requireCountsAll(t, env.Prom.URL, "vllm:"+map[string]string{"queue_time": "request_queue_time_seconds", "e2e": "e2e_request_latency_seconds"}[family]+"_count", r.Frames[0], 20*time.Second)
 		})
 	}
 	t.Run("error share", func(t *testing.T) {
@@ -99,8 +116,9 @@ func TestWorkloadAgainstTruth(t *testing.T) {
 
 // checkLengths compares the heatmap's counts, bucket by bucket, with the
 // simulator's requests finished in the steps the frame covers (client
-// aborts excluded: vLLM observes no length for them).
-func checkLengths(t *testing.T, f *sim.Fleet, done []sim.CompletedRequest, fr *data.Frame, step time.Duration, length func(sim.CompletedRequest) int) {
+// aborts excluded: vLLM observes no length or latency for them), each
+// measured by length (a token count or a latency in seconds).
+func checkLengths(t *testing.T, f *sim.Fleet, done []sim.CompletedRequest, fr *data.Frame, step time.Duration, length func(sim.CompletedRequest) float64) {
 	t.Helper()
 	require.Equal(t, frames.FrameTypeHeatmapRows, fr.Meta.Type)
 	first := fr.Fields[0].At(0).(time.Time)
@@ -120,7 +138,7 @@ func checkLengths(t *testing.T, f *sim.Fleet, done []sim.CompletedRequest, fr *d
 			if c.ClientAborted || !fin.After(from) || fin.After(last) {
 				continue
 			}
-			if n := float64(length(c)); n > lower && n <= le {
+			if n := length(c); n > lower && n <= le {
 				want[fd.Name]++
 			}
 		}

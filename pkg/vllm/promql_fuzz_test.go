@@ -86,8 +86,8 @@ func newerExpressions(b Builder, f models.Filters, value string) map[string]stri
 	for _, s := range gw.WorkloadSignals(models.GroupModel, f, "1m") {
 		out["workload "+s.Name] = s.Expr
 	}
-	out["length buckets"] = b.LengthBuckets(RequestPromptTokens, models.GroupInstanceEngine, f, "1m", time.Minute, true)
-	out["length buckets smoothed"] = b.LengthBuckets(RequestGenerationTokens, models.GroupNone, f, "1m", 15*time.Second, false)
+	out["length buckets"] = b.HistogramBuckets(RequestPromptTokens, models.GroupInstanceEngine, f, "1m", time.Minute, true)
+	out["length buckets smoothed"] = b.HistogramBuckets(RequestGenerationTokens, models.GroupNone, f, "1m", 15*time.Second, false)
 	perBound, all := b.BoundCarriers(RequestPromptTokens, f)
 	out["length carriers"], out["length carriers total"] = perBound, all
 	for _, s := range b.SLOSignals(Availability(0.999, "28d"), models.GroupInstanceEngine, f) {

@@ -1,5 +1,10 @@
 package vllm
 
+import (
+	"fmt"
+	"time"
+)
+
 // What vLLM's latency histograms observe (reference: current-semantics.md):
 // inter-token latency is one observation per gap between two outputs of a
 // request; queue time runs from a request's first QUEUED event to its first
@@ -22,6 +27,20 @@ func LatencyText(key SignalKey, live bool) string {
 		return txt
 	}
 	return "vLLM records this latency when a request finishes and never for a request the client aborted: after aborts, the quantiles describe only the requests that finished."
+}
+
+// LatencyHeatmapText says what a cell of key's heatmap counts, for the
+// waitTime query's heatmap format, with the step it spans.
+func LatencyHeatmapText(key SignalKey, step time.Duration) string {
+	what, when := "requests", "when the request finishes, so requests still waiting or running are not counted yet and requests the client aborted never are"
+	switch key {
+	case ITL:
+		what, when = "token gaps", "once per gap between two tokens of a request, so a long answer adds many"
+	case TTFT:
+		when = "at the request's first token, so requests still waiting are not counted yet"
+	}
+	return fmt.Sprintf("Each cell counts the %s recorded in the step (%s) with a latency up to the bucket's bound (seconds) and above the bound below it; +Inf holds those above the highest bound. vLLM records this latency %s.",
+		what, step, when)
 }
 
 // LiveWaitText explains the live wait (Builder.liveWait).

@@ -39,7 +39,8 @@ var (
 // (finished_reason="error", V1 from about 0.13; V0 never had it).
 var errorReason = labels.MustNewMatcher(labels.MatchEqual, "finished_reason", "error")
 
-// LengthBuckets is one expression for a length distribution: per step and
+// HistogramBuckets is one expression for a histogram family's distribution (a
+// length or a latency heatmap): per step and
 // grouping, the requests finished in each cumulative le bucket of key's
 // histogram, as Prometheus stores the buckets (no bound is assumed; the
 // frames de-accumulate them). When the step holds enough scrapes
@@ -47,7 +48,7 @@ var errorReason = labels.MustNewMatcher(labels.MatchEqual, "finished_reason", "e
 // the range and their counts add up; a shorter step would leave too few
 // samples in it, and then it is the rate over window times the step, a
 // smoothed estimate.
-func (b Builder) LengthBuckets(key SignalKey, g models.Grouping, f models.Filters, window string, step time.Duration, perStep bool) string {
+func (b Builder) HistogramBuckets(key SignalKey, g models.Grouping, f models.Filters, window string, step time.Duration, perStep bool) string {
 	by := append([]string{"le"}, b.GroupLabels(g)...)
 	if perStep {
 		return agg("sum", by, b.increaseUnion(key, f, "_bucket", step))

@@ -12,16 +12,16 @@ import (
 
 // The smoothed length buckets scale by the step in exact seconds, and the
 // per-step increase is one selector for one prefix, a union for several.
-func TestLengthBucketsStepAndUnion(t *testing.T) {
+func TestHistogramBucketsStepAndUnion(t *testing.T) {
 	b := Builder{Prefix: "vllm:", InstanceLabel: "instance"}
-	expr := b.LengthBuckets(RequestPromptTokens, models.GroupNone, models.Filters{}, "1m", 1234*time.Millisecond, false)
+	expr := b.HistogramBuckets(RequestPromptTokens, models.GroupNone, models.Filters{}, "1m", 1234*time.Millisecond, false)
 	require.True(t, strings.HasSuffix(expr, " * 1.234"), expr)
 
-	one := b.LengthBuckets(RequestPromptTokens, models.GroupNone, models.Filters{}, "1m", time.Minute, true)
+	one := b.HistogramBuckets(RequestPromptTokens, models.GroupNone, models.Filters{}, "1m", time.Minute, true)
 	require.Equal(t, "sum by (le) (increase(vllm:request_prompt_tokens_bucket[1m]))", one)
 
 	b.Prefixes = []string{"vllm:", "kserve_vllm:"}
-	two := b.LengthBuckets(RequestPromptTokens, models.GroupNone, models.Filters{}, "1m", time.Minute, true)
+	two := b.HistogramBuckets(RequestPromptTokens, models.GroupNone, models.Filters{}, "1m", time.Minute, true)
 	require.Equal(t, "sum by (le) ((increase(vllm:request_prompt_tokens_bucket[1m]) or on (instance) increase(kserve_vllm:request_prompt_tokens_bucket[1m])))", two)
 }
 

@@ -16,15 +16,15 @@ var workloadGroupings = []models.Grouping{models.GroupNone, models.GroupModel, m
 // nasty are filter values that must stay literal label values.
 var nasty = models.Filters{Models: []string{`a"b`, `c\`, `.*`}, Instances: []string{"h:1\n"}}
 
-// TestLengthBuckets: the distribution sums the cumulative buckets of both
+// TestHistogramBuckets: the distribution sums the cumulative buckets of both
 // generations' names by le and the grouping, and scales the rate to counts
 // per step; no bound is written into it.
-func TestLengthBuckets(t *testing.T) {
+func TestHistogramBuckets(t *testing.T) {
 	b := Builder{Prefix: "vllm:", InstanceLabel: "instance"}
 	for _, g := range workloadGroupings {
 		for view, key := range WorkloadFamilies {
 			t.Run(string(g)+"/"+view, func(t *testing.T) {
-				expr := b.LengthBuckets(key, g, nasty, "1m", 30*time.Second, false)
+				expr := b.HistogramBuckets(key, g, nasty, "1m", 30*time.Second, false)
 				e := parse(t, expr)
 				bin, ok := e.(*parser.BinaryExpr)
 				require.True(t, ok, "sum(...) * step: %s", expr)
@@ -32,7 +32,7 @@ func TestLengthBuckets(t *testing.T) {
 				sum := unparen(bin.LHS).(*parser.AggregateExpr)
 				require.Equal(t, append([]string{"le"}, b.GroupLabels(g)...), sum.Grouping)
 				require.Contains(t, sum.Expr.String(), "[1m]", "rate over the rate window")
-				exact := b.LengthBuckets(key, g, nasty, "1m", 30*time.Second, true)
+				exact := b.HistogramBuckets(key, g, nasty, "1m", 30*time.Second, true)
 				esum := parse(t, exact).(*parser.AggregateExpr)
 				require.Equal(t, sum.Grouping, esum.Grouping)
 				call := unparen(esum.Expr).(*parser.Call)

@@ -122,7 +122,24 @@ describe('QueryEditor: query type', () => {
     [
       'waitTime',
       {},
-      ['Group by', 'Models', 'Instances', 'Engines', 'Quantiles', 'Latency', 'Live wait', 'Legend', 'Min step'],
+      [
+        'Group by',
+        'Models',
+        'Instances',
+        'Engines',
+        'Quantiles',
+        'Latency',
+        'Live wait',
+        'Format',
+        'Legend',
+        'Min step',
+      ],
+    ],
+    // A heatmap has no quantiles and no live wait.
+    [
+      'waitTime',
+      { format: 'heatmap' },
+      ['Group by', 'Models', 'Instances', 'Engines', 'Latency', 'Format', 'Legend', 'Min step'],
     ],
     // Preemption events are per instance and engine whatever the grouping, and have no legend.
     ['preemptions', {}, ['Models', 'Instances', 'Engines', 'Output', 'Min step']],
