@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/inferops/vllm-datasource/pkg/interval"
+	"github.com/inferops/vllm-datasource/pkg/models"
 )
 
 // Scrape health: Prometheus' own series about each scrape of a vLLM
@@ -47,16 +48,19 @@ func (b Builder) FleetScrapeSignals(lookback string) []SignalExpr {
 }
 
 // HealthScrapeSignals are the health check's scrape-health expressions
-// over window, one sample per server: the servers whose up changed at
+// over window, one sample per vLLM server (a target that exported vLLM's
+// running gauge in the window: up covers every target of the store, node
+// exporters and Prometheus itself too): the servers whose up changed at
 // least FlapChanges times (value: the changes), every server's slowest
-// scrape in seconds, and its scrape timeout where Prometheus stores it.
+// scrape in seconds, and the scrape timeout where Prometheus stores it.
 // The slowest scrape, not the last: a server whose scrapes sometimes come
 // near the timeout is the one that goes down under the next burst.
 func (b Builder) HealthScrapeSignals(window time.Duration) []SignalExpr {
 	id, w := b.IdentityLabels(), interval.PromDuration(window)
+	vllmServers := " and " + onLabels(id) + " " + agg("group", id, b.lastOverTime(Running, models.Filters{}, w))
 	return []SignalExpr{
-		{FleetUpChanges, agg("max", id, "changes("+b.ScopedSelector("up")+"["+w+"])") + " >= " + strconv.Itoa(FlapChanges)},
-		{FleetScrapeDuration, agg("max", id, "max_over_time("+b.ScopedSelector("scrape_duration_seconds")+"["+w+"])")},
+		{FleetUpChanges, agg("max", id, "changes("+b.ScopedSelector("up")+"["+w+"])") + " >= " + strconv.Itoa(FlapChanges) + vllmServers},
+		{FleetScrapeDuration, agg("max", id, "max_over_time("+b.ScopedSelector("scrape_duration_seconds")+"["+w+"])") + vllmServers},
 		{FleetScrapeTimeout, agg("max", id, b.ScopedSelector("scrape_timeout_seconds"))},
 	}
 }

@@ -23,13 +23,14 @@ func TestScrapeSignals(t *testing.T) {
 		{name: "instance", b: Builder{Prefix: "vllm:", InstanceLabel: "instance"},
 			fleet: []string{"max by (instance) (changes(up[1h]))", "max by (instance) (scrape_duration_seconds)",
 				"max by (instance) (scrape_timeout_seconds)"},
-			health: []string{"max by (instance) (changes(up[600s])) >= 2", "max by (instance) (max_over_time(scrape_duration_seconds[600s]))",
+			health: []string{"max by (instance) (changes(up[600s])) >= 2 and on (instance) group by (instance) (last_over_time(vllm:num_requests_running[600s]))",
+				"max by (instance) (max_over_time(scrape_duration_seconds[600s])) and on (instance) group by (instance) (last_over_time(vllm:num_requests_running[600s]))",
 				"max by (instance) (scrape_timeout_seconds)"}},
 		{name: "namespace/pod, scoped", b: Builder{Prefix: "vllm:", InstanceLabel: "pod", Identity: []string{"namespace", "pod"}, Scope: scope},
 			fleet: []string{`max by (namespace, pod) (changes(up{cluster="a"}[1h]))`, `max by (namespace, pod) (scrape_duration_seconds{cluster="a"})`,
 				`max by (namespace, pod) (scrape_timeout_seconds{cluster="a"})`},
-			health: []string{`max by (namespace, pod) (changes(up{cluster="a"}[600s])) >= 2`,
-				`max by (namespace, pod) (max_over_time(scrape_duration_seconds{cluster="a"}[600s]))`, `max by (namespace, pod) (scrape_timeout_seconds{cluster="a"})`}},
+			health: []string{`max by (namespace, pod) (changes(up{cluster="a"}[600s])) >= 2 and on (namespace, pod) group by (namespace, pod) (last_over_time(vllm:num_requests_running{cluster="a"}[600s]))`,
+				`max by (namespace, pod) (max_over_time(scrape_duration_seconds{cluster="a"}[600s])) and on (namespace, pod) group by (namespace, pod) (last_over_time(vllm:num_requests_running{cluster="a"}[600s]))`, `max by (namespace, pod) (scrape_timeout_seconds{cluster="a"})`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
