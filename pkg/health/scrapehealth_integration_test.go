@@ -39,7 +39,9 @@ func TestCheckNamesFlappingAndSlowScrapes(t *testing.T) {
 	t.Log(res.Message)
 	require.Contains(t, res.Message, "Warning: the scrapes of 2 vLLM servers fail now and then or come near the scrape timeout: ")
 	require.Regexp(t, regexp.QuoteMeta(failing)+` \(up changed \d+ times in the last 10m\)`, res.Message)
-	require.Regexp(t, regexp.QuoteMeta(slow)+` \(a scrape took 1\.2\d?s, 6\d% of the 2s timeout\)`, res.Message)
+	// 1.2s of 2s; on a loaded machine a scrape can run past the timeout
+	// (then it flapped too, and took the 2s).
+	require.Regexp(t, regexp.QuoteMeta(slow)+` \((up changed \d+ times in the last 10m; )?a scrape took (1\.2\d?|1\.[3-9]\d?|2)s, (6\d|[7-9]\d|100)% of the 2s timeout\)`, res.Message)
 	require.Contains(t, res.Message, "raise the scrape job's scrape_timeout")
 	require.NotContains(t, res.Message, steady)
 	require.NotContains(t, res.Message, other)
