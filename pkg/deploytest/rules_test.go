@@ -357,6 +357,36 @@ func TestRuleUnitTestsCanFail(t *testing.T) {
 			wantInOutput: "alertname: VLLMEngineStalled",
 		},
 		{
+			name:         "scrape flapping on one failed scrape: the single failure and the restart fire",
+			old:          ") >= 4\n        for: 5m",
+			new:          ") >= 2\n        for: 5m",
+			wantInOutput: "alertname: VLLMScrapeFlapping",
+		},
+		{
+			name:         "scrape flapping without waiting: for shortened",
+			old:          ") >= 4\n        for: 5m",
+			new:          ") >= 4\n        for: 1m",
+			wantInOutput: "alertname: VLLMScrapeFlapping",
+		},
+		{
+			name:         "scrape flapping of any job: the node exporter fires",
+			old:          `max by (cluster, namespace, instance) (changes(up{job=~"(.+/)?vllm", pod=""}[15m]))`,
+			new:          `max by (cluster, namespace, instance) (changes(up{pod=""}[15m]))`,
+			wantInOutput: "alertname: VLLMScrapeFlapping",
+		},
+		{
+			name:         "Kubernetes scrape flapping per pod IP: the rescheduled pod's count starts over",
+			old:          `max by (cluster, namespace, pod) (changes(up{job=~"(.+/)?vllm", pod!=""}[15m]))`,
+			new:          `max by (cluster, namespace, pod, instance) (changes(up{job=~"(.+/)?vllm", pod!=""}[15m]))`,
+			wantInOutput: "alertname: VLLMScrapeFlapping",
+		},
+		{
+			name:         "scrape flapping without the timeout in its description",
+			old:          `{{ with printf "max(scrape_timeout_seconds{%s})" $sel | query }} of its {{ . | first | value | humanizeDuration }} timeout{{ end }}`,
+			new:          "",
+			wantInOutput: "alertname: VLLMScrapeFlapping",
+		},
+		{
 			name:         "prefix-cache hits without the V1 0.7.3-0.11 name",
 			old:          "\n                or\n                  rate(vllm:gpu_prefix_cache_hits_total{pod=\"\"}[5m])",
 			new:          "",

@@ -22,6 +22,10 @@ type FleetRow struct {
 	// nil when the engine exports no prefix-cache metric or looked up
 	// nothing.
 	PrefixHitRate *float64
+	// ScrapeSeconds is how long the last scrape of the engine's server
+	// took; ScrapeTimeoutShare is that over the scrape timeout (a share:
+	// 1 is a scrape that timed out). Nil without Prometheus' scrape series.
+	ScrapeSeconds, ScrapeTimeoutShare *float64
 	// GPU sums the GPUs of the engine's instance, where agents report them.
 	GPU *GPUSummary
 }
@@ -43,6 +47,8 @@ var fleetColumns = []fleetColumn{
 	{"generation tokens/s", "short", func(r *FleetRow) *float64 { return r.GenTokensPerSec }},
 	{"error+abort share", "percentunit", func(r *FleetRow) *float64 { return r.FailedShare }},
 	{"prefix cache hit rate", "percentunit", func(r *FleetRow) *float64 { return r.PrefixHitRate }},
+	{"scrape s", "s", func(r *FleetRow) *float64 { return r.ScrapeSeconds }},
+	{"scrape % of timeout", "percentunit", func(r *FleetRow) *float64 { return r.ScrapeTimeoutShare }},
 }
 
 // FleetTable builds the fleet table, rows in the order given (worst first).

@@ -2,6 +2,7 @@ package health_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,4 +23,12 @@ func check(t *testing.T, url, jsonData string) *backend.CheckHealthResult {
 	c, err := prom.New(prom.Options{URL: s.URL, Timeout: s.QueryTimeout})
 	require.NoError(t, err)
 	return health.Check(ctx, c, s, time.Now())
+}
+
+// isScrapeHealth: the scrape-health lookups (vllm.HealthScrapeSignals),
+// which the fakes that answer every query alike answer empty, as a store
+// without Prometheus' scrape series would (scrapehealth_test.go pins them).
+func isScrapeHealth(expr string) bool {
+	return strings.Contains(expr, "changes(up") || strings.Contains(expr, "scrape_duration_seconds") ||
+		strings.Contains(expr, "scrape_timeout_seconds")
 }

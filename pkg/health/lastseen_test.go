@@ -44,7 +44,7 @@ func (f lookbackFleet) Query(_ context.Context, expr string, _ time.Time) (model
 	var v model.Vector
 	switch {
 	case strings.Contains(expr, "__name__=~"): // the stack lookup
-	case strings.Contains(expr, "engine_sleep_state"): // the stall check: none stalled or asleep
+	case strings.Contains(expr, "engine_sleep_state"), isScrapeHealth(expr): // the stall check: none stalled or asleep
 	case strings.Contains(expr, "count_over_time((timestamp("): // the scrape spacing: not measured
 	case strings.Contains(expr, "max_over_time(timestamp("): // the lookback
 		for inst, ts := range f.lastSeen {

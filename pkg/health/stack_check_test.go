@@ -38,7 +38,7 @@ func (p podFleet) Query(_ context.Context, expr string, _ time.Time) (model.Vect
 	if strings.Contains(expr, "ReplicaId") && p.shapesErr != nil {
 		return nil, nil, p.shapesErr
 	}
-	if strings.Contains(expr, "engine_sleep_state") { // the stall check: none stalled or asleep
+	if strings.Contains(expr, "engine_sleep_state") || isScrapeHealth(expr) { // the stall check: none stalled or asleep
 		return nil, nil, nil
 	}
 	m := model.Metric{"namespace": "inference", "pod": "vllm-0", "instance": "10.0.0.7:8000", "engine": "0", "model_name": "m"}

@@ -35,7 +35,22 @@ const (
 	// waiting must make no progress to be stalled: the for-less window of
 	// the VLLMEngineStalled alert (deploy/prometheus/rules/vllm.rules.yml).
 	DefaultStallWindow = 3 * time.Minute
+	// PrometheusScrapeTimeout is Prometheus' global default scrape_timeout
+	// (config.DefaultGlobalConfig), the timeout a job without its own has.
+	PrometheusScrapeTimeout = 10 * time.Second
 )
+
+// AssumedScrapeTimeout is the scrape timeout of a target whose Prometheus
+// does not store scrape_timeout_seconds (no extra scrape metrics): its
+// default, 10s, capped by the scrape interval, as Prometheus' config
+// loading caps a job's inherited timeout (ScrapeConfig.Validate: a global
+// timeout longer than the job's interval becomes the interval).
+func AssumedScrapeTimeout(scrapeInterval time.Duration) time.Duration {
+	if scrapeInterval <= 0 {
+		return PrometheusScrapeTimeout
+	}
+	return min(PrometheusScrapeTimeout, scrapeInterval)
+}
 
 // ErrInvalidSettings is wrapped by every settings validation error so callers
 // can tell a configuration mistake from an infrastructure failure.

@@ -93,3 +93,21 @@ func TestParseSettingsIncremental(t *testing.T) {
 		})
 	}
 }
+
+// TestAssumedScrapeTimeout: Prometheus' default 10s, capped by a shorter
+// interval; an unset interval keeps the default.
+func TestAssumedScrapeTimeout(t *testing.T) {
+	tests := []struct{ interval, want time.Duration }{
+		{time.Minute, 10 * time.Second},
+		{15 * time.Second, 10 * time.Second},
+		{10 * time.Second, 10 * time.Second},
+		{5 * time.Second, 5 * time.Second},
+		{time.Second, time.Second},
+		{0, 10 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.interval.String(), func(t *testing.T) {
+			require.Equal(t, tt.want, AssumedScrapeTimeout(tt.interval))
+		})
+	}
+}

@@ -32,10 +32,16 @@ const (
 	// StateSleeping: put to sleep on purpose (vLLM's sleep mode); neither
 	// down nor stalled.
 	StateSleeping = "sleeping"
+	// StateFlapping: up now, but its server's scrape failed between
+	// successes in the table's range (up changed at least twice): a
+	// /metrics too slow under load or failing now and then, which leaves
+	// gaps in every panel.
+	StateFlapping = "flapping"
 )
 
 // stateWeight puts broken engines first in the fleet table (see fleetScore).
-var stateWeight = map[string]float64{StateDown: 1000, StateStalled: 900, StateStale: 800, StateMissing: 500, StateUp: 0, StateSleeping: 0}
+var stateWeight = map[string]float64{StateDown: 1000, StateStalled: 900, StateStale: 800, StateFlapping: 700, StateMissing: 500,
+	StateUp: 0, StateSleeping: 0}
 
 // fleetChecked are the per-engine signals whose absence makes an engine
 // that is up "missing metrics".
@@ -49,6 +55,7 @@ func (p *plan) fleet(ctx context.Context, _ models.FleetOptions) (data.Frames, e
 	lookback := interval.PromDuration(max(p.timeRange.End.Sub(p.timeRange.Start), p.timeRange.Step).Round(time.Second) + p.timeRange.RateInterval)
 	sigs := append(p.builder.FleetSignals(p.query.Filters, p.window, lookback), p.builder.FleetStallSignals(p.query.Filters, p.settings.stallWindow)...)
 	sigs = append(sigs, p.builder.FleetRoleSignal(p.query.Filters))
+	sigs = append(sigs, p.builder.FleetScrapeSignals(lookback)...)
 	sigs, ruleNotes := p.fleetOnRules(ctx, sigs)
 	vecs, warn, err := p.instants(ctx, sigs)
 	if err != nil {
@@ -112,10 +119,7 @@ func (p *plan) fleetRows(vecs map[string]model.Vector) []frames.FleetRow {
 			values[name][p.keyOf(s.Metric)] = float64(s.Value)
 		}
 	}
-	up := map[string]float64{}
-	for _, s := range vecs[vllm.FleetUp] {
-		up[p.serverOf(s.Metric)] = float64(s.Value)
-	}
+	scrapes := p.serverScrapes(vecs)
 	gens := p.generations(vecs[vllm.FleetGeneration])
 	roles := p.roles(vecs[vllm.FleetRole])
 	rows := make([]frames.FleetRow, 0, len(values[vllm.FleetSeen]))
@@ -139,7 +143,9 @@ func (p *plan) fleetRows(vecs map[string]model.Vector) []frames.FleetRow {
 			share := *f / *r.RequestsPerSec
 			r.FailedShare = &share
 		}
-		r.State, r.Missing = p.engineState(k, values, up)
+		sc := scrapes[k.instance]
+		r.ScrapeSeconds, r.ScrapeTimeoutShare = sc.seconds, sc.timeoutShare()
+		r.State, r.Missing = p.engineState(k, values, sc)
 		r.Score = fleetScore(r)
 		rows = append(rows, r)
 	}
@@ -156,10 +162,11 @@ func (p *plan) fleetRows(vecs map[string]model.Vector) []frames.FleetRow {
 // engineState: down when its target's scrape fails (up is 0); stale when
 // its last sample is older than three scrape intervals (or gone); sleeping
 // when its sleep state is not awake; stalled when it held requests
-// throughout the stall window without progress; missing metrics when it is
-// up but lacks a checked signal (listed).
-func (p *plan) engineState(k engineKey, values map[string]map[engineKey]float64, up map[string]float64) (string, string) {
-	if u, ok := up[k.instance]; ok && u == 0 {
+// throughout the stall window without progress; flapping when its
+// server's scrape failed between successes in the range; missing metrics
+// when it is up but lacks a checked signal (listed).
+func (p *plan) engineState(k engineKey, values map[string]map[engineKey]float64, sc serverScrape) (string, string) {
+	if sc.up != nil && *sc.up == 0 {
 		return StateDown, ""
 	}
 	last, ok := values[vllm.FleetLastSample][k]
@@ -172,6 +179,9 @@ func (p *plan) engineState(k engineKey, values map[string]map[engineKey]float64,
 	}
 	if _, ok := values[vllm.FleetStalled][k]; ok {
 		return StateStalled, ""
+	}
+	if sc.flapping() {
+		return StateFlapping, ""
 	}
 	var missing []string
 	for _, name := range fleetChecked {
@@ -220,7 +230,8 @@ func generationByLabels(k engineKey) string {
 }
 
 // fleetScore orders the fleet table worst first (docs/queries.md, fleet):
-// a state weight (down 1000, stalled 900, stale 800, missing metrics 500), plus
+// a state weight (down 1000, stalled 900, stale 800, flapping 700, missing
+// metrics 500), plus
 // 100 × the error+abort share, plus preemptions per minute (at most 100),
 // plus 10 × waiting per running request (at most 100), plus 10 × KV-cache
 // usage, plus the queue-time p99 in seconds (at most 100).

@@ -2,6 +2,7 @@ package query_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -42,14 +43,27 @@ func sample(inst, engine string, v float64) *model.Sample {
 
 // TestFleetStates pins the state of each engine and the order: an engine
 // whose last sample is older than three scrape intervals is stale, one
-// whose target's scrape fails is down, and those lead the table.
+// whose target's scrape fails is down, one up now whose up changed at
+// least twice in the range is flapping (between stale and missing
+// metrics), and those lead the table. A server down now stays down
+// however often it changed, and one change (a server that came up in the
+// range) is no flap. The scrape columns are the last scrape's duration
+// and its share of scrape_timeout_seconds, or of the assumed timeout (10s
+// capped by the scrape interval, 1s here) where Prometheus has no such
+// series.
 func TestFleetStates(t *testing.T) {
 	to := time.Unix(1_700_000_000, 0)
 	fresh, old := float64(to.Add(-time.Second).Unix()), float64(to.Add(-time.Minute).Unix())
+	server := func(inst string, v float64) *model.Sample {
+		return &model.Sample{Metric: model.Metric{"instance": model.LabelValue(inst)}, Value: model.SampleValue(v)}
+	}
 	fake := instantFake{
-		"max by (instance, engine, model_name) (last_over_time(":           {sample("a:1", "0", 1), sample("b:1", "0", 1), sample("c:1", "0", 1), sample("d:1", "0", 1)},
-		"max by (instance, engine, model_name) (timestamp(":                {sample("a:1", "0", fresh), sample("b:1", "0", old), sample("d:1", "0", fresh)},
-		"min by (instance) (up":                                            {{Metric: model.Metric{"instance": "c:1"}, Value: 0}, {Metric: model.Metric{"instance": "a:1"}, Value: 1}},
+		"max by (instance, engine, model_name) (last_over_time(":           {sample("a:1", "0", 1), sample("b:1", "0", 1), sample("c:1", "0", 1), sample("d:1", "0", 1), sample("e:1", "0", 1)},
+		"max by (instance, engine, model_name) (timestamp(":                {sample("a:1", "0", fresh), sample("b:1", "0", old), sample("d:1", "0", fresh), sample("e:1", "0", fresh)},
+		"min by (instance) (up":                                            {server("c:1", 0), server("a:1", 1), server("e:1", 1)},
+		"max by (instance) (changes(up":                                    {server("c:1", 3), server("a:1", 1), server("e:1", 2)},
+		"max by (instance) (scrape_duration_seconds":                       {server("a:1", 0.2), server("e:1", 0.6)},
+		"max by (instance) (scrape_timeout_seconds":                        {server("a:1", 2)},
 		"sum by (instance, engine, model_name) (vllm:num_requests_waiting": {sample("a:1", "0", 0), sample("d:1", "0", 50)},
 		"sum by (instance, engine, model_name) (vllm:num_requests_running": {sample("a:1", "0", 4), sample("d:1", "0", 5)},
 	}
@@ -61,10 +75,11 @@ func TestFleetStates(t *testing.T) {
 	rows := fleetRows(t, r.Frames[0])
 	got := make([]string, len(rows))
 	for i, row := range rows {
-		got[i] = row["instance"].(string) + " " + row["state"].(string)
+		got[i] = fmt.Sprintf("%s %s %v %v", row["instance"], row["state"], row["scrape s"], row["scrape % of timeout"])
 	}
-	require.Equal(t, []string{"c:1 down", "b:1 stale", "d:1 missing metrics", "a:1 missing metrics"}, got)
-	require.Greater(t, rows[2]["score"].(float64), rows[3]["score"].(float64), "d queues 10 per running request")
+	require.Equal(t, []string{"c:1 down <nil> <nil>", "b:1 stale <nil> <nil>", "e:1 flapping 0.6 0.6",
+		"d:1 missing metrics <nil> <nil>", "a:1 missing metrics 0.2 0.1"}, got)
+	require.Greater(t, rows[3]["score"].(float64), rows[4]["score"].(float64), "d queues 10 per running request")
 }
 
 // fleetRows reads the fleet table into maps by column name; null cells are nil.

@@ -105,10 +105,21 @@ func (r replay) Query(_ context.Context, expr string, ts time.Time) (model.Vecto
 // (every recorded engine is awake and moving), and the prefix-cache hit
 // rates of the fleet and saturation queries (their recordings predate
 // them; the prefixCache recordings hold them, so they are pinned there).
+// The fleet's scrape-health expressions are answered empty too, as a store
+// without Prometheus' scrape series answers them (the scrape columns
+// null, no engine flapping); TestFleetStates and the scrape-health
+// integration test pin them.
 func (r replay) predates(kind, expr string) bool {
 	_, ok := r.rec.Responses[kind+"\x00"+expr]
 	return !ok && (strings.Contains(expr, "engine_sleep_state") || strings.Contains(expr, "prefix_cache_") ||
-		isRoleExpr(expr))
+		isRoleExpr(expr) || isScrapeExpr(expr))
+}
+
+// isScrapeExpr: the fleet's scrape-health expressions (changes of up, the
+// scrape's duration and timeout), which the recordings lack.
+func isScrapeExpr(expr string) bool {
+	return strings.Contains(expr, "(changes(up") || strings.Contains(expr, "(scrape_duration_seconds") ||
+		strings.Contains(expr, "(scrape_timeout_seconds")
 }
 
 // isRoleExpr: the fleet's role column expression, which the recordings
