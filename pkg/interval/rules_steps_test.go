@@ -131,17 +131,20 @@ type dashPanel struct {
 		QueryType string `json:"queryType"`
 		Grouping  string `json:"grouping"`
 		RankBy    string `json:"rankBy"`
+		Format    string `json:"format"`
 	} `json:"targets"`
 	Panels []dashPanel `json:"panels"`
 }
 
 // ruleAnswerable reports whether the rules can answer every query of the
-// panel: waitTime, queue, and topK by a signal they record, grouped by
-// labels they keep.
+// panel: waitTime's quantiles (never its heatmap: a step's exact count
+// is no rate over the rules' window), queue, and topK by a signal they
+// record, grouped by labels they keep.
 func (p dashPanel) ruleAnswerable() bool {
 	for _, tg := range p.Targets {
 		_, ranked := vllm.RankWindow(tg.RankBy, "")
-		typ := tg.QueryType == "waitTime" || tg.QueryType == "queue" || (tg.QueryType == "topk" && ranked)
+		quantiles := tg.QueryType == "waitTime" && tg.Format != models.WaitTimeHeatmap
+		typ := quantiles || tg.QueryType == "queue" || (tg.QueryType == "topk" && ranked)
 		if !typ || !vllm.RecordedGrouping(models.Grouping(tg.Grouping)) {
 			return false
 		}
