@@ -1,0 +1,80 @@
+package live_test
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/inferops/vllm-datasource/pkg/live"
+	"github.com/inferops/vllm-datasource/pkg/models"
+)
+
+func path(kind, js string) string {
+	return kind + "/" + live.EncodeOptions([]byte(js))
+}
+
+func TestParseChannel(t *testing.T) {
+	const scrape = 2 * time.Second
+	tests := []struct {
+		name      string
+		path      string
+		kind      models.QueryType
+		every     time.Duration
+		query     string // JSON the tick runs
+		wantError string
+	}{
+		{name: "queue with defaults", path: "queue", kind: models.QueryQueue, every: scrape, query: `{"queryType":"queue"}`},
+		{name: "queue per engine of one model", path: path("queue", `{"grouping":"instance_engine","models":["m/1"],"live":true}`),
+			kind: models.QueryQueue, every: scrape, query: `{"grouping":"instance_engine","live":true,"models":["m/1"],"queryType":"queue"}`},
+		{name: "fleet's worst rows every 5s", path: path("fleet", `{"queryType":"fleet","worst":3,"every":"5s"}`),
+			kind: models.QueryFleet, every: 5 * time.Second, query: `{"queryType":"fleet","worst":3}`},
+		{name: "padded base64 is read too", path: "queue/" + "e30=", kind: models.QueryQueue, every: scrape, query: `{"queryType":"queue"}`},
+
+		{name: "no kind", path: "", wantError: "kind is missing; allowed: queue, fleet"},
+		{name: "unknown kind", path: path("waitTime", `{}`), wantError: `kind "waitTime" is unknown; allowed: queue, fleet`},
+		{name: "options not base64url", path: "queue/{grouping}", wantError: "options are not base64url"},
+		{name: "options not an object", path: path("queue", `[1]`), wantError: "options are not a JSON object"},
+		{name: "bad grouping", path: path("queue", `{"grouping":"gpu"}`), wantError: `grouping "gpu" is not allowed for queue`},
+		{name: "bad worst", path: path("fleet", `{"worst":-2}`), wantError: "worst -2 is out of range"},
+		{name: "bad filter", path: path("queue", `{"matchers":"{a=~\"(\"}"}`), wantError: "matchers"},
+		{name: "every below a second", path: path("queue", `{"every":"500ms"}`), wantError: "every 500ms is below 1s, the shortest live interval"},
+		{name: "every below the scrape interval", path: path("queue", `{"every":"1s"}`), wantError: "every 1s is below the data source's scrape interval (scrapeInterval = 2s)"},
+		{name: "every not a duration", path: path("queue", `{"every":"soon"}`), wantError: `every "soon" is not a Prometheus duration`},
+		{name: "every not a string", path: path("queue", `{"every":5}`), wantError: "every is 5, not a duration string"},
+		{name: "queryType differs from the kind", path: path("queue", `{"queryType":"fleet"}`), wantError: `queryType "fleet" in the options differs from the path's kind "queue"`},
+		{name: "a variable left in a filter", path: path("queue", `{"models":["$model"]}`), wantError: "models holds $model, a dashboard variable"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := live.ParseChannel(tt.path, scrape)
+			if tt.wantError != "" {
+				require.ErrorIs(t, err, live.ErrBadPath)
+				require.ErrorContains(t, err, tt.wantError)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tt.kind, c.Kind)
+			require.Equal(t, tt.every, c.Every)
+			require.Equal(t, tt.path, c.Path)
+			require.JSONEq(t, tt.query, string(c.Query))
+		})
+	}
+}
+
+// TestEveryFloor: with a scrape interval under a second (or none), the
+// default tick is still one second.
+func TestEveryFloor(t *testing.T) {
+	c, err := live.ParseChannel("queue", 0)
+	require.NoError(t, err)
+	require.Equal(t, live.MinEvery, c.Every)
+}
+
+// TestRefusalIsShort keeps a huge path from filling the log line.
+func TestRefusalIsShort(t *testing.T) {
+	big, _ := json.Marshal(map[string]any{"grouping": "nope", "legend": string(make([]byte, 4000))})
+	_, err := live.ParseChannel(path("queue", string(big)), time.Second)
+	require.ErrorContains(t, err, `grouping "nope" is not allowed for queue`)
+	require.Less(t, len(err.Error()), 400)
+}
