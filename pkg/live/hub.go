@@ -37,9 +37,12 @@ type subscriber struct{ frames chan *data.Frame }
 
 // Run subscribes to key until ctx ends or send fails, sending each tick's
 // frame; the first subscriber of a key starts its loop (tick every every)
-// and the last one to leave stops it and waits for it to end.
+// and the last one to leave stops it and waits for it to end. The loop's
+// ticks get ctx's values (the forwarded identity Prometheus is asked
+// with), not its end: subscribers of one key share an identity, and the
+// loop outlives the first of them when others remain.
 func (h *Hub) Run(ctx context.Context, key string, every time.Duration, tick TickFunc, send func(*data.Frame) error) error {
-	sub := h.join(key, every, tick)
+	sub := h.join(ctx, key, every, tick)
 	defer h.leave(key, sub)
 	for {
 		select {
@@ -60,7 +63,7 @@ func (h *Hub) Channels() int {
 	return len(h.streams)
 }
 
-func (h *Hub) join(key string, every time.Duration, tick TickFunc) *subscriber {
+func (h *Hub) join(values context.Context, key string, every time.Duration, tick TickFunc) *subscriber {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.streams == nil {
@@ -68,9 +71,10 @@ func (h *Hub) join(key string, every time.Duration, tick TickFunc) *subscriber {
 	}
 	l, ok := h.streams[key]
 	if !ok {
-		ctx, cancel := context.WithCancel(context.Background())
+		ctx, cancel := context.WithCancel(context.WithoutCancel(values))
 		l = &loop{cancel: cancel, done: make(chan struct{}), subs: map[*subscriber]struct{}{}}
 		h.streams[key] = l
+		liveChannels.Inc()
 		go h.run(ctx, l, every, tick)
 	}
 	sub := &subscriber{frames: make(chan *data.Frame, 1)}
@@ -99,6 +103,7 @@ func (h *Hub) leave(key string, sub *subscriber) {
 // then every every, until its last subscriber leaves.
 func (h *Hub) run(ctx context.Context, l *loop, every time.Duration, tick TickFunc) {
 	defer close(l.done)
+	defer liveChannels.Dec()
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {

@@ -36,6 +36,16 @@ func (c Channel) Tick(q Querier) TickFunc {
 // the one live frame of its answer; a failed query (Prometheus down, a
 // timeout) is an error frame, and the loop goes on.
 func (c Channel) frame(ctx context.Context, q Querier, at time.Time) *data.Frame {
+	f := c.answer(ctx, q, at)
+	result := "ok"
+	if f.Meta != nil && len(f.Meta.Notices) > 0 && f.Meta.Notices[0].Severity == data.NoticeSeverityError {
+		result = "error"
+	}
+	liveTicks.WithLabelValues(string(c.Kind), result).Inc()
+	return f
+}
+
+func (c Channel) answer(ctx context.Context, q Querier, at time.Time) *data.Frame {
 	dq := backend.DataQuery{RefID: refID, QueryType: string(c.Kind), JSON: c.Query, Interval: c.Every,
 		MaxDataPoints: window, TimeRange: backend.TimeRange{From: at.Add(-window * c.Every), To: at}}
 	resp := q.QueryData(ctx, &backend.QueryDataRequest{Queries: []backend.DataQuery{dq}})
