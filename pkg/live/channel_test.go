@@ -78,3 +78,12 @@ func TestRefusalIsShort(t *testing.T) {
 	require.ErrorContains(t, err, `grouping "nope" is not allowed for queue`)
 	require.Less(t, len(err.Error()), 400)
 }
+
+// TestFrontendPath parses the path src/live.test.ts pins for a queue query
+// by instance of one model: the browser and the backend agree on the format.
+func TestFrontendPath(t *testing.T) {
+	c, err := live.ParseChannel("queue/eyJncm91cGluZyI6Imluc3RhbmNlIiwibW9kZWxzIjpbIm0vMSJdfQ", time.Second)
+	require.NoError(t, err)
+	require.Equal(t, models.QueryQueue, c.Kind)
+	require.JSONEq(t, `{"queryType":"queue","grouping":"instance","models":["m/1"]}`, string(c.Query))
+}
