@@ -24,22 +24,33 @@ func (c *counting) tick(context.Context, time.Time) *data.Frame {
 	return data.NewFrame("tick", data.NewField("n", nil, []int64{n}))
 }
 
+// received are the tick numbers one subscriber was sent.
+type received struct {
+	mu  sync.Mutex
+	got []int64
+}
+
+func (r *received) ticks() []int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]int64(nil), r.got...)
+}
+
 // receive runs one subscriber of key until ctx ends, collecting the tick
 // numbers it was sent.
-func receive(ctx context.Context, h *live.Hub, key string, tick live.TickFunc, wg *sync.WaitGroup) *[]int64 {
-	var got []int64
-	var mu sync.Mutex
+func receive(ctx context.Context, h *live.Hub, key string, tick live.TickFunc, wg *sync.WaitGroup) *received {
+	r := &received{}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		_ = h.Run(ctx, key, 20*time.Millisecond, tick, func(f *data.Frame) error {
-			mu.Lock()
-			got = append(got, f.Fields[0].At(0).(int64))
-			mu.Unlock()
+			r.mu.Lock()
+			r.got = append(r.got, f.Fields[0].At(0).(int64))
+			r.mu.Unlock()
 			return nil
 		})
 	}()
-	return &got
+	return r
 }
 
 // TestHubOneLoopPerChannel: two subscribers of one channel share one loop
@@ -61,10 +72,10 @@ func TestHubOneLoopPerChannel(t *testing.T) {
 	require.Equal(t, 0, h.Channels(), "the last subscriber stops the loop")
 
 	ticks := queue.n.Load()
-	require.LessOrEqual(t, int64(len(*a)), ticks)
-	require.LessOrEqual(t, int64(len(*b)), ticks)
-	require.GreaterOrEqual(t, len(*a)+len(*b), int(ticks), "each tick went to both subscribers: one tick, two frames")
-	require.NotEmpty(t, *c)
+	require.LessOrEqual(t, int64(len(a.ticks())), ticks)
+	require.LessOrEqual(t, int64(len(b.ticks())), ticks)
+	require.GreaterOrEqual(t, len(a.ticks())+len(b.ticks()), int(ticks), "each tick went to both subscribers: one tick, two frames")
+	require.NotEmpty(t, c.ticks())
 	requireGoroutinesBack(t, before)
 	n := queue.n.Load()
 	time.Sleep(100 * time.Millisecond)
@@ -80,6 +91,7 @@ func TestHubSubscriberLeaves(t *testing.T) {
 	defer cancelStay()
 	var wg sync.WaitGroup
 	got := receive(stay, h, "queue", queue.tick, &wg)
+	require.Eventually(t, func() bool { return len(got.ticks()) > 0 }, 5*time.Second, 5*time.Millisecond)
 
 	broken := errors.New("grafana went away")
 	err := h.Run(context.Background(), "queue", 20*time.Millisecond, queue.tick, func(*data.Frame) error { return broken })
@@ -90,7 +102,7 @@ func TestHubSubscriberLeaves(t *testing.T) {
 	cancelStay()
 	wg.Wait()
 	require.Equal(t, 0, h.Channels())
-	require.NotEmpty(t, *got)
+	require.NotEmpty(t, got.ticks())
 }
 
 // TestHubFirstTickAtOnce: a new channel ticks when it starts, not one

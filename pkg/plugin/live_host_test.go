@@ -51,6 +51,10 @@ func TestHostLive(t *testing.T) {
 			require.NoError(t, json.Unmarshal(resp.Data, &body), string(resp.Data))
 			require.Contains(t, body.Error, tt.reason, tt.path)
 		}
+		bad := backend.DataSourceInstanceSettings{UID: "live-bad", URL: fleet.Prom.URL, JSONData: []byte(`{"instanceLabel":"a-b"}`)}
+		resp := host.SubscribeStream(t, bad, queuePath)
+		require.Equal(t, pluginv2.SubscribeStreamResponse_NOT_FOUND, resp.Status, "no channel of a data source whose settings are invalid")
+		require.Contains(t, string(resp.Data), "instanceLabel")
 		require.Equal(t, pluginv2.SubscribeStreamResponse_OK, host.SubscribeStream(t, ds, queuePath).Status)
 		require.Equal(t, pluginv2.PublishStreamResponse_PERMISSION_DENIED, host.PublishStream(t, ds, queuePath, []byte(`{}`)).Status)
 	})
