@@ -3,7 +3,7 @@ import { DataSourceWithBackend, LiveDataStreamOptions, setTemplateSrv } from '@g
 import { lastValueFrom, of, toArray } from 'rxjs';
 
 import { DataSource } from './datasource';
-import { base64url, isLive, livePath } from './live';
+import { base64url, isLive, liveAddress, livePath } from './live';
 import { VllmQuery } from './types';
 import { FakeTemplateSrv, makeInstanceSettings } from './testing/fixtures';
 
@@ -57,6 +57,26 @@ describe('live paths', () => {
     expect(path).toMatch(/^queue\/[A-Za-z0-9_-]+$/);
     expect(optionsOf(path)).toEqual({ matchers: 'pod=~"vllm-.*", team="é+/ü"' });
     expect(base64url('>>?')).toBe('Pj4_');
+  });
+
+  it('put options too long for a channel in the data, their SHA-256 in the path', () => {
+    // pkg/live's TestFrontendPath parses the same hash and options.
+    const models = [
+      'meta-llama/Llama-3.1-8B-Instruct',
+      'Qwen/Qwen2.5-7B-Instruct',
+      'mistralai/Mistral-7B-Instruct-v0.3',
+    ];
+    const long: VllmQuery = { refId: 'A', queryType: 'queue', live: true, grouping: 'instance_engine', models };
+    const addr = liveAddress('vllm-uid', long);
+    expect(`ds/vllm-uid/${livePath(long)}`.length).toBeGreaterThan(160);
+    expect(addr.path).toBe('queue/sha256/gjwqFkmljk8Fy96kOOQ_14rBQEH5ByQTvrAkSB4Kpic');
+    expect(addr.data).toEqual({
+      options:
+        'eyJncm91cGluZyI6Imluc3RhbmNlX2VuZ2luZSIsIm1vZGVscyI6WyJtZXRhLWxsYW1hL0xsYW1hLTMuMS04Qi1JbnN0cnVjdCIsIlF3ZW4vUXdlbjIuNS03Qi1JbnN0cnVjdCIsIm1pc3RyYWxhaS9NaXN0cmFsLTdCLUluc3RydWN0LXYwLjMiXX0',
+    });
+    const short = liveAddress('vllm-uid', { refId: 'A', queryType: 'queue', live: true });
+    expect(short.path).toBe('queue/e30');
+    expect(short.data).toBeUndefined();
   });
 
   it('stream only queue and fleet', () => {

@@ -1,5 +1,6 @@
 import { LiveChannelAddress, LiveChannelScope, StreamingFrameAction, StreamingFrameOptions } from '@grafana/data';
 
+import { sha256 } from './sha256';
 import { VllmQuery, VllmQueryType } from './types';
 
 /**
@@ -7,8 +8,13 @@ import { VllmQuery, VllmQueryType } from './types';
  * ds/<uid>/<path> (pkg/live), pushed every scrape interval, instead of being polled. The path is
  * `<kind>/<options>`, options being the query's JSON (its options, without refId, datasource, hide or live) with
  * sorted keys, encoded base64url without padding (RFC 4648 §5), so every filter value fits a channel path and the
- * same query on two panels is one channel: Grafana runs one stream per channel whatever its subscribers.
+ * same query on two panels is one channel: Grafana runs one stream per channel whatever its subscribers. Grafana
+ * refuses a channel longer than 160 characters; options that would make one go in the subscription's data,
+ * `{"options": "<options>"}`, and the path is `<kind>/sha256/<base64url SHA-256 of options>`.
  */
+
+/** The longest channel (ds/<uid>/<path>) Grafana accepts. */
+export const MAX_CHANNEL_LENGTH = 160;
 
 /** The query types that can be streamed: their answer is current state. */
 export const LIVE_KINDS: readonly VllmQueryType[] = ['queue', 'fleet'];
@@ -21,8 +27,8 @@ export function isLive(query: VllmQuery): boolean {
 /** Fields of a panel's query that are not the query's options. */
 const NOT_OPTIONS = new Set(['refId', 'datasource', 'hide', 'live', 'key', 'queryType']);
 
-/** The channel path of an interpolated live query (see pkg/live ParseChannel). */
-export function livePath(query: VllmQuery): string {
+/** The encoded options of an interpolated live query: base64url of its options' JSON, keys sorted. */
+export function liveOptions(query: VllmQuery): string {
   const options: Record<string, unknown> = {};
   for (const key of Object.keys(query).sort()) {
     const value = (query as unknown as Record<string, unknown>)[key];
@@ -30,16 +36,27 @@ export function livePath(query: VllmQuery): string {
       options[key] = value;
     }
   }
-  return `${query.queryType}/${base64url(JSON.stringify(options))}`;
+  return base64url(JSON.stringify(options));
+}
+
+/** The channel path of an interpolated live query with its options in the path (see pkg/live ParseChannel). */
+export function livePath(query: VllmQuery): string {
+  return `${query.queryType}/${liveOptions(query)}`;
 }
 
 /**
- * The channel address of a live query on the data source `uid`: ds/<uid>/<path>. Grafana 12 names the uid `stream`;
- * Grafana 11 reads `namespace`, so both are set.
+ * The channel address of a live query on the data source `uid`: ds/<uid>/<path>, the options in the path when the
+ * channel fits Grafana's limit, else their SHA-256 in the path and the options in the data. Grafana 12 names the uid
+ * `stream`; Grafana 11 reads `namespace`, so both are set.
  */
 export function liveAddress(uid: string, query: VllmQuery): LiveChannelAddress {
-  // eslint-disable-next-line @typescript-eslint/no-deprecated -- Grafana 11.6, which grafanaDependency admits, reads it
-  return { scope: LiveChannelScope.DataSource, stream: uid, namespace: uid, path: livePath(query) };
+  const base = { scope: LiveChannelScope.DataSource, stream: uid, namespace: uid };
+  const path = livePath(query);
+  if (`ds/${uid}/${path}`.length <= MAX_CHANNEL_LENGTH) {
+    return { ...base, path };
+  }
+  const options = liveOptions(query);
+  return { ...base, path: `${query.queryType}/sha256/${optionsHash(options)}`, data: { options } };
 }
 
 /**
@@ -51,6 +68,18 @@ export function liveBuffer(query: VllmQuery, maxDataPoints: number | undefined):
     return { action: StreamingFrameAction.Replace };
   }
   return { action: StreamingFrameAction.Append, maxLength: maxDataPoints && maxDataPoints > 0 ? maxDataPoints : 1000 };
+}
+
+function bytesToBase64url(bytes: Uint8Array): string {
+  return btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
+}
+
+/** The path part of encoded options sent in the data: base64url of the SHA-256 of their (ASCII) text. */
+function optionsHash(options: string): string {
+  return bytesToBase64url(sha256(Uint8Array.from(options, (c) => c.charCodeAt(0))));
 }
 
 /** base64url without padding of the UTF-8 bytes of text. */

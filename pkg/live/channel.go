@@ -1,6 +1,7 @@
 package live
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -37,15 +38,24 @@ type Channel struct {
 	Every time.Duration
 }
 
-// ParseChannel validates a channel path against the data source's scrape
-// interval. The path is "<kind>" or "<kind>/<options>", where options is
-// the query JSON (the panel's query: grouping, filters, legend, worst, …,
-// plus "every", a Prometheus duration) encoded base64url without padding
-// (RFC 4648 §5), so that any filter value fits Grafana's channel-path
-// characters. Every refusal wraps ErrBadPath and names the field.
-func ParseChannel(path string, scrape time.Duration) (Channel, error) {
-	kindPart, opts, _ := strings.Cut(path, "/")
+// ParseChannel validates a channel path, and the data Grafana passes with
+// it, against the data source's scrape interval. The path is "<kind>" or
+// "<kind>/<options>", where options is the query JSON (the panel's query:
+// grouping, filters, legend, worst, …, plus "every", a Prometheus
+// duration) encoded base64url without padding (RFC 4648 §5), so that any
+// filter value fits Grafana's channel-path characters. Grafana refuses a
+// channel longer than 160 characters, so options that do not fit travel
+// in the subscription's data instead, {"options": "<options>"}, and the
+// path is "<kind>/sha256/<base64url SHA-256 of options>": still one
+// channel per query, and data that does not match its path is refused.
+// Every refusal wraps ErrBadPath and names the field.
+func ParseChannel(path string, data []byte, scrape time.Duration) (Channel, error) {
+	kindPart, rest, _ := strings.Cut(path, "/")
 	kind, err := parseKind(kindPart)
+	if err != nil {
+		return Channel{}, refuse(path, err)
+	}
+	opts, err := optionsPart(rest, data)
 	if err != nil {
 		return Channel{}, refuse(path, err)
 	}
@@ -93,6 +103,34 @@ func parseKind(s string) (models.QueryType, error) {
 		return "", fmt.Errorf("kind is missing; allowed: %s", strings.Join(names, ", "))
 	}
 	return "", fmt.Errorf("kind %q is unknown; allowed: %s", s, strings.Join(names, ", "))
+}
+
+// Hashed starts the path form whose options are in the subscription's data.
+const Hashed = "sha256"
+
+// optionsPart is the encoded options: the path's rest, or for a hashed
+// path the data's options, once their hash is the path's.
+func optionsPart(rest string, data []byte) (string, error) {
+	sum, hashed := strings.CutPrefix(rest, Hashed+"/")
+	if !hashed {
+		return rest, nil
+	}
+	var d struct {
+		Options string `json:"options"`
+	}
+	if len(data) == 0 || json.Unmarshal(data, &d) != nil || d.Options == "" {
+		return "", fmt.Errorf("a %s/ path needs its options in the subscription's data, {\"options\": \"<base64url options>\"}", Hashed)
+	}
+	if HashOptions(d.Options) != sum {
+		return "", fmt.Errorf("the data's options do not match the path's SHA-256")
+	}
+	return d.Options, nil
+}
+
+// HashOptions is the path part of encoded options sent in the data.
+func HashOptions(encoded string) string {
+	sum := sha256.Sum256([]byte(encoded))
+	return base64.RawURLEncoding.EncodeToString(sum[:])
 }
 
 func decodeOptions(s string) (map[string]json.RawMessage, error) {

@@ -11,13 +11,13 @@ import (
 // the browser subscribes to (ds/<uid>/<path>) and what the backend reads.
 func ExampleParseChannel() {
 	path := "queue/" + live.EncodeOptions([]byte(`{"grouping":"instance_engine","models":["m"],"every":"5s"}`))
-	c, err := live.ParseChannel(path, time.Second)
+	c, err := live.ParseChannel(path, nil, time.Second)
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println(c.Kind, c.Every, string(c.Query))
 
-	_, err = live.ParseChannel("queue/"+live.EncodeOptions([]byte(`{"every":"200ms"}`)), time.Second)
+	_, err = live.ParseChannel("queue/"+live.EncodeOptions([]byte(`{"every":"200ms"}`)), nil, time.Second)
 	fmt.Println(err)
 	// Output:
 	// queue 5s {"grouping":"instance_engine","models":["m"],"queryType":"queue"}

@@ -38,7 +38,7 @@ func seriesAnswer(v float64, at time.Time) backend.DataResponse {
 // error frame after which the next good tick is framed as before (the
 // stream recovers).
 func TestTickRunsTheQueryAndFramesIt(t *testing.T) {
-	c, err := live.ParseChannel(path("queue", `{"grouping":"instance","every":"2s"}`), time.Second)
+	c, err := live.ParseChannel(path("queue", `{"grouping":"instance","every":"2s"}`), nil, time.Second)
 	require.NoError(t, err)
 	t0 := time.Unix(1_700_000_000, 0).UTC()
 	q := &scripted{answers: []backend.DataResponse{
@@ -71,7 +71,7 @@ func TestTickRunsTheQueryAndFramesIt(t *testing.T) {
 
 // TestFleetTickIsTheTable: a fleet tick pushes the handler's table.
 func TestFleetTickIsTheTable(t *testing.T) {
-	c, err := live.ParseChannel(path("fleet", `{"worst":1}`), time.Second)
+	c, err := live.ParseChannel(path("fleet", `{"worst":1}`), nil, time.Second)
 	require.NoError(t, err)
 	table := data.NewFrame("fleet", data.NewField("instance", nil, []string{"a:1"}), data.NewField("state", nil, []string{"down"}))
 	q := &scripted{answers: []backend.DataResponse{{Frames: data.Frames{table}}, {Error: errors.New("boom")}}}

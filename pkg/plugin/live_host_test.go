@@ -45,18 +45,38 @@ func TestHostLive(t *testing.T) {
 			{livePath("queue", `{"every":"250ms"}`), "every 250ms is below 1s"},
 		}
 		for _, tt := range tests {
-			resp := host.SubscribeStream(t, ds, tt.path)
+			resp := host.SubscribeStream(t, ds, tt.path, nil)
 			require.Equal(t, pluginv2.SubscribeStreamResponse_NOT_FOUND, resp.Status, tt.path)
 			var body struct{ Error string }
 			require.NoError(t, json.Unmarshal(resp.Data, &body), string(resp.Data))
 			require.Contains(t, body.Error, tt.reason, tt.path)
 		}
 		bad := backend.DataSourceInstanceSettings{UID: "live-bad", URL: fleet.Prom.URL, JSONData: []byte(`{"instanceLabel":"a-b"}`)}
-		resp := host.SubscribeStream(t, bad, queuePath)
+		resp := host.SubscribeStream(t, bad, queuePath, nil)
 		require.Equal(t, pluginv2.SubscribeStreamResponse_NOT_FOUND, resp.Status, "no channel of a data source whose settings are invalid")
 		require.Contains(t, string(resp.Data), "instanceLabel")
-		require.Equal(t, pluginv2.SubscribeStreamResponse_OK, host.SubscribeStream(t, ds, queuePath).Status)
+		require.Equal(t, pluginv2.SubscribeStreamResponse_OK, host.SubscribeStream(t, ds, queuePath, nil).Status)
 		require.Equal(t, pluginv2.PublishStreamResponse_PERMISSION_DENIED, host.PublishStream(t, ds, queuePath, []byte(`{}`)).Status)
+	})
+
+	t.Run("options too long for a channel travel in its data", func(t *testing.T) {
+		// What src/live.ts sends when ds/<uid>/<path> would pass Grafana's
+		// 160 characters: the options' hash in the path, the options in
+		// the data.
+		js := `{"grouping":"instance","legend":"{{instance}} {{signal}}","instances":["` + strings.Join(fleet.Targets(), `","`) + `"]}`
+		enc := live.EncodeOptions([]byte(js))
+		require.Greater(t, len("ds/live/queue/"+enc), 160)
+		path, data := "queue/"+live.Hashed+"/"+live.HashOptions(enc), []byte(`{"options":"`+enc+`"}`)
+		require.Equal(t, pluginv2.SubscribeStreamResponse_OK, host.SubscribeStream(t, ds, path, data).Status)
+		other := []byte(`{"options":"` + live.EncodeOptions([]byte(`{"grouping":"model"}`)) + `"}`)
+		refused := host.SubscribeStream(t, ds, path, other)
+		require.Equal(t, pluginv2.SubscribeStreamResponse_NOT_FOUND, refused.Status)
+		require.Contains(t, string(refused.Data), "do not match the path's SHA-256")
+		s := host.RunStream(t, ds, path, data)
+		f := nextFrame(t, s, 30*time.Second)
+		require.Empty(t, f.Meta.Notices)
+		require.GreaterOrEqual(t, liveValue(t, f, hot, "waiting"), 0.0)
+		s.Stop()
 	})
 
 	base := stats(t, addr)
@@ -65,7 +85,7 @@ func TestHostLive(t *testing.T) {
 	// two-subscriber case to compare with.
 	var onePerTick float64
 	t.Run("the live queue follows the simulator", func(t *testing.T) {
-		s := host.RunStream(t, ds, queuePath)
+		s := host.RunStream(t, ds, queuePath, nil)
 		nextFrame(t, s, 30*time.Second)
 		prom0, ticks0 := promQueries(t, fleet.Prom.URL), metric(host.CollectMetrics(t), "vllm_datasource_live_ticks_total", `kind="queue"`)
 		var last time.Time
@@ -93,7 +113,7 @@ func TestHostLive(t *testing.T) {
 	})
 
 	t.Run("two subscribers of one channel cost one query per tick", func(t *testing.T) {
-		a, b := host.RunStream(t, ds, queuePath), host.RunStream(t, ds, queuePath)
+		a, b := host.RunStream(t, ds, queuePath, nil), host.RunStream(t, ds, queuePath, nil)
 		for _, s := range []*grafanahost.Stream{a, b} {
 			nextFrame(t, s, 30*time.Second)
 		}
@@ -108,7 +128,7 @@ func TestHostLive(t *testing.T) {
 		require.GreaterOrEqual(t, ticks, 2.0, "the channel kept ticking")
 		require.LessOrEqual(t, promAsked/ticks, onePerTick+1, "Prometheus is asked as often as for one subscriber")
 
-		other := host.RunStream(t, ds, livePath("fleet", `{"worst":2}`))
+		other := host.RunStream(t, ds, livePath("fleet", `{"worst":2}`), nil)
 		fleetFrame := nextFrame(t, other, 30*time.Second)
 		require.Equal(t, 2.0, metric(host.CollectMetrics(t), "vllm_datasource_live_channels", ""), "another channel, another loop")
 		require.Equal(t, "fleet", fleetFrame.Name)
@@ -128,7 +148,7 @@ func TestHostLive(t *testing.T) {
 		// each would be well over settle's slack.
 		for i := 0; i < 10; i++ {
 			p := livePath("queue", fmt.Sprintf(`{"grouping":"instance","legend":"s%d"}`, i))
-			streams = append(streams, host.RunStream(t, ds, p), host.RunStream(t, ds, p))
+			streams = append(streams, host.RunStream(t, ds, p, nil), host.RunStream(t, ds, p, nil))
 		}
 		for _, s := range streams {
 			nextFrame(t, s, 30*time.Second)
@@ -140,7 +160,7 @@ func TestHostLive(t *testing.T) {
 	})
 
 	t.Run("a Prometheus outage is an error frame, and the stream recovers", func(t *testing.T) {
-		s := host.RunStream(t, ds, queuePath)
+		s := host.RunStream(t, ds, queuePath, nil)
 		require.Empty(t, nextFrame(t, s, 30*time.Second).Meta.Notices)
 		fleet.Prom.Kill(t)
 		var outage *data.Frame

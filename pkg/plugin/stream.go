@@ -18,7 +18,7 @@ var _ backend.StreamHandler = (*Datasource)(nil)
 // reason in the initial data and the plugin's log (Grafana tells the
 // browser only that the channel does not exist).
 func (d *Datasource) SubscribeStream(_ context.Context, req *backend.SubscribeStreamRequest) (*backend.SubscribeStreamResponse, error) {
-	if _, err := d.channel(req.Path); err != nil {
+	if _, err := d.channel(req.Path, req.Data); err != nil {
 		msg := d.redact.string(err.Error())
 		backend.Logger.Warn("live channel refused", "reason", msg)
 		body, _ := json.Marshal(map[string]string{"error": msg})
@@ -38,7 +38,7 @@ func (d *Datasource) PublishStream(context.Context, *backend.PublishStreamReques
 // last subscriber left) or the instance is disposed. Streams of one path
 // and identity share one loop in the instance's hub: one query per tick.
 func (d *Datasource) RunStream(ctx context.Context, req *backend.RunStreamRequest, sender *backend.StreamSender) error {
-	c, err := d.channel(req.Path)
+	c, err := d.channel(req.Path, req.Data)
 	if err != nil {
 		return err
 	}
@@ -59,10 +59,11 @@ func (d *Datasource) RunStream(ctx context.Context, req *backend.RunStreamReques
 	})
 }
 
-// channel validates a path against this instance's scrape interval.
-func (d *Datasource) channel(path string) (live.Channel, error) {
+// channel validates a path, and the data Grafana passes with it, against
+// this instance's scrape interval.
+func (d *Datasource) channel(path string, data []byte) (live.Channel, error) {
 	if d.settingsErr != nil {
 		return live.Channel{}, d.settingsErr
 	}
-	return live.ParseChannel(path, d.settings.ScrapeInterval)
+	return live.ParseChannel(path, data, d.settings.ScrapeInterval)
 }

@@ -16,10 +16,11 @@ import (
 // one leaves), PublishStream for a browser's publication.
 
 // SubscribeStream calls the stream service as Grafana does when a browser
-// subscribes to the data source's channel path.
-func (h *Host) SubscribeStream(t testing.TB, ds backend.DataSourceInstanceSettings, path string) *pluginv2.SubscribeStreamResponse {
+// subscribes to the data source's channel path; data is the channel
+// address's data (nil for none), which Grafana passes on.
+func (h *Host) SubscribeStream(t testing.TB, ds backend.DataSourceInstanceSettings, path string, chanData []byte) *pluginv2.SubscribeStreamResponse {
 	t.Helper()
-	req := &backend.SubscribeStreamRequest{PluginContext: h.PluginContext(ds), Path: path}
+	req := &backend.SubscribeStreamRequest{PluginContext: h.PluginContext(ds), Path: path, Data: chanData}
 	resp, err := h.stream.SubscribeStream(ctx(t), backend.ToProto().SubscribeStreamRequest(req))
 	if err != nil {
 		t.Fatalf("SubscribeStream over gRPC: %v", err)
@@ -52,11 +53,12 @@ type Stream struct {
 }
 
 // RunStream starts the channel's stream as Grafana does for its first
-// subscriber; Stop ends it as Grafana does when the last one leaves.
-func (h *Host) RunStream(t testing.TB, ds backend.DataSourceInstanceSettings, path string) *Stream {
+// subscriber (with the channel's data, nil for none); Stop ends it as
+// Grafana does when the last one leaves.
+func (h *Host) RunStream(t testing.TB, ds backend.DataSourceInstanceSettings, path string, chanData []byte) *Stream {
 	t.Helper()
 	c, cancel := context.WithCancel(ctx(t))
-	req := &backend.RunStreamRequest{PluginContext: h.PluginContext(ds), Path: path}
+	req := &backend.RunStreamRequest{PluginContext: h.PluginContext(ds), Path: path, Data: chanData}
 	client, err := h.stream.RunStream(c, backend.ToProto().RunStreamRequest(req))
 	if err != nil {
 		cancel()
