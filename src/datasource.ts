@@ -1,13 +1,19 @@
 import {
   CoreApp,
+  DataQueryRequest,
+  DataQueryResponse,
   DataSourceInstanceSettings,
   LegacyMetricFindQueryOptions,
+  LoadingState,
   MetricFindValue,
   ScopedVars,
 } from '@grafana/data';
-import { DataSourceWithBackend, getTemplateSrv } from '@grafana/runtime';
+import { DataSourceWithBackend, getGrafanaLiveSrv, getTemplateSrv } from '@grafana/runtime';
+import { map, merge, Observable, of } from 'rxjs';
 
 import { annotationSupport } from './annotations';
+import { isLive, liveAddress, liveBuffer } from './live';
+import { validateQuery } from './queryValidation';
 import { BACKEND_BUILTINS } from './queryOptions';
 import { DEFAULT_QUERY, VllmDataSourceApi, VllmDataSourceOptions, VllmQuery, VllmVariableQuery } from './types';
 import { normalizeVariableQuery } from './variableQuery';
@@ -48,6 +54,7 @@ export class DataSource extends DataSourceWithBackend<VllmQuery, VllmDataSourceO
       rankBy: replace(query.rankBy) as VllmQuery['rankBy'],
       aggregation: replace(query.aggregation) as VllmQuery['aggregation'],
       k: typeof query.k === 'string' ? toNumberIfNumeric(replace(query.k) ?? '') : query.k,
+      worst: typeof query.worst === 'string' ? toNumberIfNumeric(replace(query.worst) ?? '') : query.worst,
       threshold:
         typeof query.threshold === 'string' ? toNumberIfNumeric(replace(query.threshold) ?? '') : query.threshold,
       target: typeof query.target === 'string' ? toNumberIfNumeric(replace(query.target) ?? '') : query.target,
@@ -61,6 +68,47 @@ export class DataSource extends DataSourceWithBackend<VllmQuery, VllmDataSourceO
       engines: this.interpolateList(query.engines, scopedVars),
       matchers: query.matchers === undefined ? undefined : replaceText(query.matchers, scopedVars, promqlFormat),
     };
+  }
+
+  /**
+   * Queue and fleet queries with `live` on are streamed from the backend's Grafana Live channel (src/live.ts), one
+   * stream per query; every other query goes to the backend as usual. Both are merged into one response stream, as
+   * Grafana's streaming data source guide does.
+   */
+  query(request: DataQueryRequest<VllmQuery>): Observable<DataQueryResponse> {
+    const live = request.targets.filter((t) => !t.hide && isLive(t));
+    if (live.length === 0) {
+      return super.query(request);
+    }
+    const streams = live.map((target) => this.stream(request, target));
+    const polled = request.targets.filter((t) => !isLive(t));
+    if (polled.length > 0) {
+      streams.push(super.query({ ...request, targets: polled }));
+    }
+    return merge(...streams);
+  }
+
+  /** One live query's stream, its variables resolved; a query the backend would refuse is an error, not a channel. */
+  private stream(request: DataQueryRequest<VllmQuery>, target: VllmQuery): Observable<DataQueryResponse> {
+    const query = this.applyTemplateVariables(target, request.scopedVars);
+    const errors = Object.entries(validateQuery(query));
+    if (errors.length > 0) {
+      const message = errors.map(([field, error]) => `${field}: ${error}`).join('; ');
+      return of({ data: [], key: target.refId, state: LoadingState.Error, errors: [{ message, refId: target.refId }] });
+    }
+    return getGrafanaLiveSrv()
+      .getDataStream({
+        addr: liveAddress(this.uid, query),
+        key: `${request.requestId}-${target.refId}`,
+        buffer: liveBuffer(query, request.maxDataPoints),
+      })
+      .pipe(
+        map((response) => ({
+          ...response,
+          key: target.refId,
+          data: response.data.map((frame) => ({ ...frame, refId: target.refId })),
+        }))
+      );
   }
 
   /** Hidden queries ("eye" toggled off) are not sent to the backend. */

@@ -114,15 +114,16 @@ export const QUERY_TYPE_WORDING: Record<VllmQueryType, { label: string; descript
 
 /** Every option field of every query type (pkg/models/querytable.go): what a validation message can be filed under. */
 export type VllmOptionField =
+  | 'live'
   | 'quantiles'
   | 'family'
-  | 'live'
   | 'format'
   | 'asSeries'
   | 'k'
   | 'rankBy'
   | 'aggregation'
   | 'source'
+  | 'worst'
   | 'objective'
   | 'threshold'
   | 'target'
@@ -137,15 +138,16 @@ export type VllmOptionField =
 
 /** Every option field as the query JSON carries it, typed by its kind; VllmQuery (types.ts) extends and narrows it. */
 export interface VllmQueryOptions {
+  live?: boolean;
   quantiles?: Array<number | string>;
   family?: string;
-  live?: boolean;
   format?: string;
   asSeries?: boolean;
   k?: number | string;
   rankBy?: string;
   aggregation?: string;
   source?: string;
+  worst?: number | string;
   objective?: string;
   threshold?: number | string;
   target?: number | string;

@@ -6,6 +6,11 @@ package models
 // table ("both", the other diagnosis type's default, is the table here).
 type FleetOptions struct {
 	Format string `json:"format"`
+	// Worst keeps the table's Worst worst rows; 0 keeps every engine.
+	Worst int `json:"worst"`
+	// Live streams the table to the panel through Grafana Live (pkg/live)
+	// every scrape interval.
+	Live bool `json:"live"`
 }
 
 // SaturationOptions are the saturation type's options.

@@ -54,7 +54,10 @@ func TestOptionsParsedByKind(t *testing.T) {
 		{name: "unknown choice entry", js: `{"queryType":"slo","signals":["burn"]}`, wantErr: `signals "burn" is unknown; allowed: attainment`},
 		{name: "number hint", js: `{"queryType":"slo","target":99}`, wantErr: "target 99 is out of range (0, 1); write 99% as 0.99"},
 		{name: "required text hint", js: `{"queryType":"promql","expr":" "}`, wantErr: "expr is empty: a promql query needs a PromQL expression"},
-		{name: "options of another type are ignored", js: `{"queryType":"queue","live":"yes","k":0}`, want: QueueOptions{}},
+		{name: "options of another type are ignored", js: `{"queryType":"queue","family":7,"k":0}`, want: QueueOptions{}},
+		{name: "queue live", js: `{"queryType":"queue","live":true}`, want: QueueOptions{Live: true}},
+		{name: "fleet live with its worst rows", js: `{"queryType":"fleet","live":true,"worst":"3"}`, want: FleetOptions{Format: "table", Worst: 3, Live: true}},
+		{name: "fleet worst below zero", js: `{"queryType":"fleet","worst":-1}`, wantErr: "worst -1 is out of range; allowed: whole numbers 0 to 10000"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,6 +8,14 @@ var allGroupings = []Grouping{GroupNone, GroupModel, GroupInstance, GroupInstanc
 var quantiles = Option{Field: "quantiles", Kind: KindNumbers, Default: []float64{0.5, 0.9, 0.99},
 	Range: &Range{Min: 0, Max: 1, MinOpen: true, MaxOpen: true}}
 
+// liveOption streams a queue or fleet panel through Grafana Live (pkg/live)
+// instead of polling it.
+var liveOption = Option{Field: "live", Kind: KindBoolean}
+
+// fleetWorst keeps the fleet table's k worst rows (0: every engine), so a
+// live table on a large fleet pushes what on-call reads first.
+var fleetWorst = Option{Field: "worst", Kind: KindInteger, Range: &Range{Min: 0, Max: 10000}}
+
 // schema is the table of query types (see Schema). ParseQuery and the
 // editor (src/queryTypes.json, go generate ./pkg/models/) both read it.
 var schema = Schema{
@@ -15,7 +23,9 @@ var schema = Schema{
 	MaxFilterValues: 500,
 	NumberPattern:   `^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$`,
 	Types: []TypeSpec{
-		typed[QueueOptions](common(QueryQueue)).worded("Queue depth",
+		// live: the panel subscribes to the data source's live channel
+		// (pkg/live) and is pushed the queue every scrape interval.
+		typed[QueueOptions](common(QueryQueue, liveOption)).worded("Queue depth",
 			"Running and waiting requests"),
 		typed[WaitTimeOptions](common(QueryWaitTime, quantiles,
 			Option{Field: "family", Kind: KindChoice, Default: "queue_time",
@@ -33,7 +43,7 @@ var schema = Schema{
 		// default, is the table here.
 		typed[FleetOptions](TypeSpec{Type: QueryFleet, Groupings: []Grouping{GroupInstanceEngine}, DefaultGrouping: GroupInstanceEngine,
 			Options: []Option{{Field: "format", Kind: KindChoice, Values: []string{"table"}, Default: "table",
-				Aliases: map[string]string{"both": "table"}}}}).worded("Fleet",
+				Aliases: map[string]string{"both": "table"}}, fleetWorst, liveOption}}).worded("Fleet",
 			"One row per engine: state, load, latency; worst first"),
 		// A verdict per server or engine, or per role pool (prefill and
 		// decode are scaled apart).

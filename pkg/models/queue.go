@@ -1,5 +1,9 @@
 package models
 
-// QueueOptions are the queue type's own options: none yet, beyond the
-// grouping and filters every type takes.
-type QueueOptions struct{}
+// QueueOptions are the queue type's own options, beyond the grouping and
+// filters every type takes.
+type QueueOptions struct {
+	// Live streams the queue to the panel through Grafana Live (pkg/live)
+	// every scrape interval; the backend query answers the same either way.
+	Live bool `json:"live"`
+}

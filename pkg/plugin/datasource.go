@@ -15,6 +15,7 @@ import (
 
 	"github.com/inferops/vllm-datasource/pkg/agentapi"
 	"github.com/inferops/vllm-datasource/pkg/health"
+	"github.com/inferops/vllm-datasource/pkg/live"
 	"github.com/inferops/vllm-datasource/pkg/models"
 	"github.com/inferops/vllm-datasource/pkg/prom"
 	"github.com/inferops/vllm-datasource/pkg/query"
@@ -45,6 +46,8 @@ type Datasource struct {
 	now        func() time.Time
 	life       *lifecycle
 	redact     redactor
+	// hub runs the instance's live channels (stream.go).
+	hub live.Hub
 }
 
 // NewDatasource is the instance factory Grafana's SDK calls when a data

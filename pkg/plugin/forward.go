@@ -96,7 +96,9 @@ func (s *scopes) get(key string) *scope {
 // that carries its forwarded headers to Prometheus, its scope, and a
 // redactor that also hides those headers' values.
 type user struct {
-	ctx    context.Context
+	ctx context.Context
+	// key names the forwarded identity ("" without forwarding).
+	key    string
 	scope  *scope
 	redact redactor
 }
@@ -105,5 +107,6 @@ type user struct {
 // forward them) and the scope of their identity.
 func (d *Datasource) userOf(ctx context.Context, h http.Header) user {
 	fwd := d.forwarding.Headers(h)
-	return user{ctx: prom.WithForwarded(ctx, fwd), scope: d.scopes.get(prom.IdentityKey(fwd)), redact: d.redact.with(fwd)}
+	key := prom.IdentityKey(fwd)
+	return user{ctx: prom.WithForwarded(ctx, fwd), key: key, scope: d.scopes.get(key), redact: d.redact.with(fwd)}
 }

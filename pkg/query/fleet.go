@@ -51,7 +51,7 @@ var fleetChecked = []string{vllm.FleetWaiting, vllm.FleetKVUsage, vllm.FleetPree
 // fleet answers the fleet table: a dozen plain instant expressions at the
 // range end, run concurrently through the shared cache, joined here by
 // engine, scored and sorted worst first.
-func (p *plan) fleet(ctx context.Context, _ models.FleetOptions) (data.Frames, error) {
+func (p *plan) fleet(ctx context.Context, o models.FleetOptions) (data.Frames, error) {
 	lookback := interval.PromDuration(max(p.timeRange.End.Sub(p.timeRange.Start), p.timeRange.Step).Round(time.Second) + p.timeRange.RateInterval)
 	sigs := append(p.builder.FleetSignals(p.query.Filters, p.window, lookback), p.builder.FleetStallSignals(p.query.Filters, p.settings.stallWindow)...)
 	sigs = append(sigs, p.builder.FleetRoleSignal(p.query.Filters))
@@ -61,7 +61,7 @@ func (p *plan) fleet(ctx context.Context, _ models.FleetOptions) (data.Frames, e
 	if err != nil {
 		return nil, err
 	}
-	rows := p.fleetRows(vecs)
+	rows := worstRows(p.fleetRows(vecs), o.Worst)
 	present := map[string]bool{}
 	for name, v := range vecs {
 		present[name] = len(v) > 0
@@ -74,6 +74,14 @@ func (p *plan) fleet(ctx context.Context, _ models.FleetOptions) (data.Frames, e
 	}, vllm.KVUsage)
 	gpuNotices := attachGPUs(ctx, p, rows, func(r *frames.FleetRow) (string, **frames.GPUSummary) { return r.Instance, &r.GPU })
 	return data.Frames{frames.FleetTable(rows, p.executed(exprsOf(sigs)...), p.noticesFor(ruleNotes, warningNotices(warn), missing, gpuNotices))}, nil
+}
+
+// worstRows keeps the first k of rows, sorted worst first (0: all).
+func worstRows(rows []frames.FleetRow, k int) []frames.FleetRow {
+	if k > 0 && len(rows) > k {
+		return rows[:k]
+	}
+	return rows
 }
 
 // instants runs instant expressions concurrently at the range end.

@@ -80,6 +80,14 @@ func TestFleetStates(t *testing.T) {
 	require.Equal(t, []string{"c:1 down <nil> <nil>", "b:1 stale <nil> <nil>", "e:1 flapping 0.6 0.6",
 		"d:1 missing metrics <nil> <nil>", "a:1 missing metrics 0.2 0.1"}, got)
 	require.Greater(t, rows[3]["score"].(float64), rows[4]["score"].(float64), "d queues 10 per running request")
+
+	// worst keeps the first rows of that order (what a live fleet pushes).
+	resp = e.QueryData(context.Background(), goldenRequest(recording{From: to.Add(-time.Minute), To: to}, map[string]string{"W": `{"queryType":"fleet","worst":2}`}))
+	require.NoError(t, resp.Responses["W"].Error)
+	worst := fleetRows(t, resp.Responses["W"].Frames[0])
+	require.Len(t, worst, 2)
+	require.Equal(t, "c:1", worst[0]["instance"])
+	require.Equal(t, "b:1", worst[1]["instance"])
 }
 
 // fleetRows reads the fleet table into maps by column name; null cells are nil.

@@ -174,9 +174,12 @@ describe('QueryEditor: options per query type', () => {
   });
 
   it('shows no options of their own for the types that have none', () => {
-    for (const queryType of ['queue', 'fleet', 'host', 'prefixCache', 'specDecode'] as const) {
+    for (const queryType of ['host', 'prefixCache', 'specDecode'] as const) {
       expect(OPTIONS_COMPONENTS[queryType].name).toBe('NoOptions');
     }
+    // queue and fleet have Live (and fleet its worst rows): LiveOptions.test.tsx
+    expect(OPTIONS_COMPONENTS.queue.name).toBe('QueueOptions');
+    expect(OPTIONS_COMPONENTS.fleet.name).toBe('FleetOptions');
   });
 });
 

@@ -8,6 +8,7 @@ import { CommonOptions } from './query/CommonOptions';
 import { FilterFields, FilterKey } from './query/FilterFields';
 import { GpuOptions } from './query/GpuOptions';
 import { KVTransferOptions } from './query/KVTransferOptions';
+import { FleetOptions, QueueOptions } from './query/LiveOptions';
 import { CapacityOptions } from './query/CapacityOptions';
 import { LoRAOptions } from './query/LoRAOptions';
 import { PreemptionOptions } from './query/PreemptionOptions';
@@ -45,13 +46,13 @@ function PreemptionTypeOptions({ annotationMode, ...props }: TypeOptionsProps) {
  * queryTypes.gen.ts): a type added to the table fails to compile here until it has its entry.
  */
 export const OPTIONS_COMPONENTS: Record<VllmQueryType, ComponentType<TypeOptionsProps>> = {
-  queue: NoOptions,
+  queue: QueueOptions,
   waitTime: WaitTimeOptions,
   preemptions: PreemptionTypeOptions,
   topk: TopKOptions,
   gpu: GpuOptions,
-  // Always one table row per engine: its only format is the table.
-  fleet: NoOptions,
+  // Always one table row per engine (its only format is the table): how many of the worst, and Live.
+  fleet: FleetOptions,
   saturation: SaturationOptions,
   slo: SloOptions,
   host: NoOptions,

@@ -32,6 +32,9 @@ type PluginJSON struct {
 	Executable  string `json:"executable"`
 	Alerting    bool   `json:"alerting"`
 	Annotations bool   `json:"annotations"`
+	// Streaming makes Grafana route the data source's live channels
+	// (ds/<uid>/<path>) to the plugin's stream service.
+	Streaming bool `json:"streaming"`
 }
 
 // Host is a started plugin process and its gRPC clients.
@@ -41,6 +44,7 @@ type Host struct {
 	data   grpcplugin.DataClient
 	diag   grpcplugin.DiagnosticsClient
 	res    grpcplugin.ResourceClient
+	stream grpcplugin.StreamClient
 	// seen are the data source instances (UID and Updated, which together
 	// make Grafana's instance key) calls went to, for Instances.
 	seen sync.Map
@@ -99,7 +103,7 @@ type LaunchOptions struct {
 }
 
 // Launch starts the plugin in dir the way Grafana does and dispenses the
-// data, diagnostics and resource services. The process is killed at cleanup.
+// data, diagnostics, resource and stream services. The process is killed at cleanup.
 func Launch(t testing.TB, dir string) *Host {
 	t.Helper()
 	return LaunchWith(t, dir, LaunchOptions{})
@@ -136,6 +140,7 @@ func LaunchWith(t testing.TB, dir string, o LaunchOptions) *Host {
 			"data":        &grpcplugin.DataGRPCPlugin{},
 			"diagnostics": &grpcplugin.DiagnosticsGRPCPlugin{},
 			"resource":    &grpcplugin.ResourceGRPCPlugin{},
+			"stream":      &grpcplugin.StreamGRPCPlugin{},
 		},
 		Cmd:              cmd,
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
@@ -163,6 +168,7 @@ func (h *Host) dispense(t testing.TB) {
 	h.data = get("data").(grpcplugin.DataClient)
 	h.diag = get("diagnostics").(grpcplugin.DiagnosticsClient)
 	h.res = get("resource").(grpcplugin.ResourceClient)
+	h.stream = get("stream").(grpcplugin.StreamClient)
 }
 
 // Kill stops the plugin process, as Grafana does when it shuts down.
