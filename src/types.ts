@@ -52,6 +52,9 @@ export type VllmSaturationFormat = 'both' | 'table' | 'series';
 /** LoRA: one table row per server with its adapters now (default), or the adapter counts per server over time. */
 export type VllmLoRAFormat = 'table' | 'series';
 
+/** Container output: series per server, container and signal (the default) or one table row per container. */
+export type VllmContainerFormat = 'series' | 'table';
+
 /**
  * A reference to a dashboard variable ("$model", "${model}", "${model:raw}"). Option fields that are not free text
  * accept one so a dashboard can switch them; DataSource.applyTemplateVariables resolves it before the backend sees it.
@@ -109,7 +112,8 @@ export interface VllmQuery extends DataQuery, VllmQueryOptions {
    * "series" is the same as asSeries, absent or "both" returns both. Capacity: "table", "series" (the demand),
    * "whatif", "servers" (efficiency per server) or "both". The meaning differs per type, so the editor drops it when switching between them.
    */
-  format?: VllmGpuFormat | VllmTopKFormat | VllmSaturationFormat | VllmLoRAFormat | 'whatif' | 'servers';
+  format?:
+    VllmGpuFormat | VllmTopKFormat | VllmSaturationFormat | VllmLoRAFormat | VllmContainerFormat | 'whatif' | 'servers';
   /** PromQL: the expression (required). Dashboard variables are resolved; $__interval, $__rate_interval, $__range by the backend. */
   expr?: string;
   /** PromQL: Grafana unit of the result, e.g. reqps or short. */
