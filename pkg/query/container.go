@@ -99,9 +99,10 @@ func noLimitNotices(b vllm.Builder, m prom.Matrix) []data.Notice {
 	return out
 }
 
-// containerKey names a series' server and container, "server container".
+// containerKey names a series' server and container as its display name
+// does, "server/container".
 func containerKey(b vllm.Builder, ls map[string]string) string {
-	return strings.TrimSpace(b.InstanceOf(ls) + " " + ls[vllm.ContainerLabel])
+	return strings.TrimSuffix(b.InstanceOf(ls)+"/"+ls[vllm.ContainerLabel], "/")
 }
 
 // unmatchedMap warns of containerMap entries that matched nothing: no

@@ -118,7 +118,7 @@ func TestContainerKubeletShape(t *testing.T) {
 		require.NotContains(t, name, "/POD", "a pause row became a container")
 	}
 	notes := noticeTexts(r.Frames)
-	require.Contains(t, notes, "CPU: no limit (no CPU share of limit or throttling is shown for them): inference/vllm-1 vllm")
+	require.Contains(t, notes, "CPU: no limit (no CPU share of limit or throttling is shown for them): inference/vllm-1/vllm")
 	require.Contains(t, notes, "memory: no limit")
 	require.Equal(t, "suffix: cores", fr["inference/vllm-0/vllm cpu_used"].Fields[1].Config.Unit)
 
