@@ -135,3 +135,23 @@ func lastFinite(s *prom.Series) float64 {
 	}
 	return math.NaN()
 }
+
+// fleetContainerFields are the fleet table's container columns, "CPU
+// throttled %" and "memory % of limit", only where some engine's server
+// has a value: a fleet without cAdvisor keeps the table it had.
+func fleetContainerFields(rows []FleetRow) []*data.Field {
+	throttled, mem := make([]*float64, len(rows)), make([]*float64, len(rows))
+	any := false
+	for i, r := range rows {
+		throttled[i], mem[i] = r.CPUThrottled, r.MemoryOfLimit
+		any = any || r.CPUThrottled != nil || r.MemoryOfLimit != nil
+	}
+	if !any {
+		return nil
+	}
+	t := data.NewField("CPU throttled %", nil, throttled)
+	t.Config = &data.FieldConfig{Unit: "percentunit"}
+	m := data.NewField("memory % of limit", nil, mem)
+	m.Config = &data.FieldConfig{Unit: "percentunit", NoValue: NoLimit}
+	return []*data.Field{t, m}
+}

@@ -58,3 +58,36 @@ func TestContainerTableGolden(t *testing.T) {
 	require.Nil(t, oom.At(1), "a series of NaN only is a null cell")
 	experimental.CheckGoldenJSONFrame(t, "testdata", "container-table", f, updateGolden())
 }
+
+// TestFleetContainerColumns: the fleet table gains "CPU throttled %" and
+// "memory % of limit" only when some row has a value (a fleet without
+// cAdvisor keeps its columns); a server without a memory limit shows
+// "no limit".
+func TestFleetContainerColumns(t *testing.T) {
+	thr, mem := 0.4, 0.5
+	tests := []struct {
+		name   string
+		rows   []frames.FleetRow
+		fields int
+	}{
+		{"no cAdvisor", []frames.FleetRow{{Instance: "a"}, {Instance: "b"}}, 0},
+		{"throttling only", []frames.FleetRow{{Instance: "a", CPUThrottled: &thr}, {Instance: "b"}}, 2},
+		{"memory only", []frames.FleetRow{{Instance: "a"}, {Instance: "b", MemoryOfLimit: &mem}}, 2},
+	}
+	base := frames.FleetTable([]frames.FleetRow{{Instance: "a"}}, "", nil)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := frames.FleetTable(tt.rows, "", nil)
+			require.Len(t, f.Fields, len(base.Fields)+tt.fields)
+			if tt.fields == 0 {
+				return
+			}
+			th, _ := f.FieldByName("CPU throttled %")
+			m, _ := f.FieldByName("memory % of limit")
+			require.Equal(t, "percentunit", th.Config.Unit)
+			require.Equal(t, frames.NoLimit, m.Config.NoValue)
+			require.Equal(t, tt.rows[0].CPUThrottled, th.At(0))
+			require.Equal(t, tt.rows[1].MemoryOfLimit, m.At(1))
+		})
+	}
+}

@@ -220,6 +220,20 @@ func TestContainerAgainstCgroups(t *testing.T) {
 	require.Contains(t, notes, "CPU: no limit (no CPU share of limit or throttling is shown for them): "+s2+"/"+free.path)
 	require.Contains(t, notes, `containerMap entry id "/nothing-here" → instance "`+s1+`" matched nothing`)
 	require.NotContains(t, notes, `id "`+limited.path+`"`, "the mapped cgroups matched")
+
+	// The saturation verdict of the throttled server names the throttling
+	// in its evidence; the unlimited one's does not.
+	sat := run(t, e, dq("S", `{"queryType":"saturation","format":"table"}`, from, to)).Responses["S"]
+	require.NoError(t, sat.Error)
+	inst, _ := sat.Frames[0].FieldByName("instance")
+	reason, _ := sat.Frames[0].FieldByName("reason")
+	require.NotNil(t, reason, "saturation table fields: %v", sat.Frames[0].Fields)
+	reasons := map[string]string{}
+	for i := 0; i < sat.Frames[0].Rows(); i++ {
+		reasons[inst.At(i).(string)] = reason.At(i).(string)
+	}
+	require.Contains(t, reasons[s1], "its container was CPU-throttled beside it", "reasons: %v", reasons)
+	require.NotContains(t, reasons[s2], "CPU-throttled", "reasons: %v", reasons)
 }
 
 // meanAfter is the mean of a series' finite values at or after from.

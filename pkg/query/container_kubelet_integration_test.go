@@ -141,6 +141,37 @@ func TestContainerKubeletShape(t *testing.T) {
 		require.InEpsilon(t, 1e6, *col("network in").At(0).(*float64), 0.02, "the pod's network on its row")
 		require.Nil(t, col("memory % of limit").At(1))
 	})
+	t.Run("fleet columns: the server's vllm container", func(t *testing.T) {
+		r := run(t, e, dq("F", `{"queryType":"fleet"}`, to.Add(-20*time.Second), to)).Responses["F"]
+		require.NoError(t, r.Error)
+		f := r.Frames[0]
+		thr, _ := f.FieldByName("CPU throttled %")
+		mem, _ := f.FieldByName("memory % of limit")
+		require.NotNil(t, thr, "cAdvisor series exist: the column is there")
+		require.NotNil(t, mem)
+		require.Equal(t, "no limit", mem.Config.NoValue)
+		inst, _ := f.FieldByName("instance")
+		got := map[string][2]*float64{}
+		for i := 0; i < f.Rows(); i++ {
+			got[inst.At(i).(string)] = [2]*float64{thr.At(i).(*float64), mem.At(i).(*float64)}
+		}
+		require.InDelta(t, 0.3, *got["inference/vllm-0"][0], 0.01)
+		require.InDelta(t, 2.8e10/(32<<30), *got["inference/vllm-0"][1], 1e-3)
+		require.Nil(t, got["inference/vllm-1"][0], "no quota: no throttling")
+		require.Nil(t, got["inference/vllm-1"][1], "no memory limit: no share")
+	})
+	t.Run("servers named by instance (no pod identity) join the same containers", func(t *testing.T) {
+		e := settingsExecutor(t, prom.URL, `{"scrapeInterval":"1s"}`)
+		r := run(t, e, dq("I", `{"queryType":"container"}`, to.Add(-20*time.Second), to)).Responses["I"]
+		require.NoError(t, r.Error)
+		fr := byName(r.Frames)
+		f := fr[p0+"/vllm cpu_throttled"]
+		require.NotNil(t, f, "frames: %v", keys(fr))
+		_, v := lastPoint(f)
+		require.InDelta(t, 0.3, v, 0.01, "the ratio joined on namespace, pod and container though the server's identity is its instance")
+		_, mem := lastPoint(fr[p0+"/vllm memory_of_limit"])
+		require.InDelta(t, 2.8e10/(32<<30), mem, 1e-3)
+	})
 	t.Run("legacy labels find nothing in a current kubelet's shape, and say so", func(t *testing.T) {
 		e := settingsExecutor(t, prom.URL, `{"scrapeInterval":"1s","profile":"production-stack","containerLabels":"legacy"}`)
 		r := run(t, e, dq("L", `{"queryType":"container"}`, to.Add(-20*time.Second), to)).Responses["L"]

@@ -108,7 +108,7 @@ func (r replay) Query(_ context.Context, expr string, ts time.Time) (model.Vecto
 func (r replay) predates(kind, expr string) bool {
 	_, ok := r.rec.Responses[kind+"\x00"+expr]
 	return !ok && (strings.Contains(expr, "engine_sleep_state") || strings.Contains(expr, "prefix_cache_") ||
-		isRoleExpr(expr))
+		isRoleExpr(expr) || strings.Contains(expr, "container_cpu_cfs_") || strings.Contains(expr, "container_memory_working_set_bytes"))
 }
 
 // isRoleExpr: the fleet's role column expression, which the recordings

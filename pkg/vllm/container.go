@@ -177,7 +177,8 @@ func (j containerJoin) render(name string, expr perContainer, w string) string {
 		shape = j.pod
 	}
 	sel := func(metric string) string { return selector(metric, strings.Join(shape.matchers, ", ")) }
-	return shape.wrap(expr(sel, shape.by, w))
+	// Parenthesised: a ratio's "/" must not bind to the join's "*".
+	return shape.wrap("(" + expr(sel, shape.by, w) + ")")
 }
 
 // containerJoins are the joins of the data source: the kubelet's
@@ -269,4 +270,27 @@ func (b Builder) mapJoin(f models.Filters, key string, entries []models.Containe
 			return x + " * on (" + il + ") group_left () " + servers
 		}}
 	return containerJoin{container: shape, pod: shape}
+}
+
+// containerSignal is one container signal's expression (all joins).
+func (b Builder) containerSignal(name string, f models.Filters, window string, cs models.ContainerSettings) string {
+	for _, s := range b.ContainerSignals(f, window, cs) {
+		if s.Name == name {
+			return s.Expr
+		}
+	}
+	return ""
+}
+
+// ContainerWorstBy is a container signal (ContainerCPUThrottled,
+// ContainerMemoryOfLimit) for vLLM series grouped by gl: each server's
+// worst container, then the worst server of each group. Servers are
+// joined by their identity labels, so any grouping of the vLLM series
+// (instance, engine, model, role) gets its servers' containers; where
+// cAdvisor is not scraped the answer is empty.
+func (b Builder) ContainerWorstBy(signal string, gl []string, f models.Filters, window string, cs models.ContainerSettings) string {
+	id := b.IdentityLabels()
+	perServer := agg("max", id, b.containerSignal(signal, f, window, cs))
+	servers := agg("group", dedupe(append(append([]string(nil), gl...), id...)), b.EngineSelector(f))
+	return agg("max", gl, servers+" * on ("+strings.Join(id, ", ")+") group_left () "+perServer)
 }
