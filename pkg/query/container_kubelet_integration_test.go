@@ -172,6 +172,35 @@ func TestContainerKubeletShape(t *testing.T) {
 		_, mem := lastPoint(fr[p0+"/vllm memory_of_limit"])
 		require.InDelta(t, 2.8e10/(32<<30), mem, 1e-3)
 	})
+	t.Run("kube-prometheus-stack drops container_spec_*: limits from kube-state-metrics", func(t *testing.T) {
+		// The chart's default kubelet.serviceMonitor.cAdvisorMetricRelabelings
+		// (prometheus-community/helm-charts, charts/kube-prometheus-stack/values.yaml):
+		// "Drop container spec metrics that overlap with kube-state-metrics" and
+		// "Drop cgroup metrics with no pod".
+		relabel := "    metric_relabel_configs:\n" +
+			"      - {source_labels: [__name__], action: drop, regex: 'container_spec.*'}\n" +
+			"      - {source_labels: [id, pod], action: drop, regex: '.+;'}\n"
+		stack := promtest.Start(t, promtest.Options{Targets: []string{p0, p1},
+			ExtraJobs: fmt.Sprintf("  - job_name: kubelet\n    honor_labels: true\n%s    static_configs:\n      - targets: [%q]\n", relabel, cad)})
+		stack.WaitForSeries(t, `count_over_time(container_cpu_usage_seconds_total{pod="vllm-0",container="vllm"}[1m]) >= 8`, 1, 90*time.Second)
+		stack.WaitForSeries(t, `count_over_time(vllm:num_requests_running[1m]) >= 8`, 2, 60*time.Second)
+		stack.WaitForSeries(t, `absent(container_spec_cpu_quota)`, 1, 10*time.Second)
+		e := settingsExecutor(t, stack.URL, `{"scrapeInterval":"1s","profile":"production-stack"}`)
+		now := time.Now()
+		r := run(t, e, dq("K", `{"queryType":"container"}`, now.Add(-20*time.Second), now)).Responses["K"]
+		require.NoError(t, r.Error)
+		fr := byName(r.Frames)
+		for name, want := range map[string]float64{"inference/vllm-0/vllm cpu_limit": 2, "inference/vllm-0/vllm cpu_of_limit": 1,
+			"inference/vllm-0/vllm memory_limit": 32 << 30, "inference/vllm-0/vllm memory_of_limit": 2.8e10 / (32 << 30),
+			"inference/vllm-0/vllm cpu_throttled": 0.3} {
+			f := fr[name]
+			require.NotNil(t, f, "%s; frames: %v", name, keys(fr))
+			_, v := lastPoint(f)
+			require.InEpsilon(t, want, v, 0.02, name)
+		}
+		require.Nil(t, fr["inference/vllm-1/vllm cpu_limit"], "no limit in kube-state-metrics either")
+		require.Contains(t, noticeTexts(r.Frames), "CPU: no limit (no CPU share of limit or throttling is shown for them): inference/vllm-1/vllm")
+	})
 	t.Run("legacy labels find nothing in a current kubelet's shape, and say so", func(t *testing.T) {
 		e := settingsExecutor(t, prom.URL, `{"scrapeInterval":"1s","profile":"production-stack","containerLabels":"legacy"}`)
 		r := run(t, e, dq("L", `{"queryType":"container"}`, to.Add(-20*time.Second), to)).Responses["L"]

@@ -124,6 +124,9 @@ func (b Builder) ContainerSignals(f models.Filters, window string, cs models.Con
 				parts = append(parts, e)
 			}
 		}
+		if k := b.ksmLimit(sig.name, f, window, cs); k != "" {
+			parts = append(parts, k)
+		}
 		out = append(out, SignalExpr{Name: sig.name, Expr: strings.Join(parts, " or ")})
 		if sig.name == ContainerOOMEvents {
 			out = append(out, SignalExpr{Name: ContainerRestarts, Expr: b.containerRestarts(f, window)})
@@ -139,6 +142,51 @@ func (b Builder) containerRestarts(f models.Filters, window string) string {
 	j := []string{containerJoinNamespace, containerJoinPod, ContainerLabel}
 	ksm := agg("sum", j, fmt.Sprintf("increase(%s[%s])", b.ScopedSelector(ksmRestarts, `container!=""`), window))
 	return b.vllmSide(f, j) + " * on (" + strings.Join(j, ", ") + ") group_left () " + ksm
+}
+
+// ksmResources are the kube-state-metrics resources of the limit signals.
+var ksmResources = map[string]string{ContainerCPULimit: "cpu", ContainerCPUOfLimit: "cpu",
+	ContainerMemoryLimit: "memory", ContainerMemoryOfLimit: "memory"}
+
+// ksmLimit is a limit signal from kube-state-metrics'
+// kube_pod_container_resource_limits (cores, bytes) where cAdvisor's own
+// container_spec_* series are missing: kube-prometheus-stack drops them
+// by default ("overlap with kube-state-metrics"). Joined like the kubelet's
+// rows; "or" keeps cAdvisor's where both exist (their label sets are the
+// servers' own, so the first wins). "" for the other signals.
+func (b Builder) ksmLimit(name string, f models.Filters, window string, cs models.ContainerSettings) string {
+	res, ok := ksmResources[name]
+	if !ok {
+		return ""
+	}
+	if cs.PodLabel == "" {
+		cs = models.DefaultContainerSettings()
+	}
+	j := []string{containerJoinNamespace, containerJoinPod, ContainerLabel}
+	limit := agg("max", j, b.ScopedSelector("kube_pod_container_resource_limits", `resource="`+res+`"`, `container!=""`)+" > 0")
+	app := func(metric string) string {
+		return selector(metric, strings.Join(append(b.scope(), cs.PodLabel+`!=""`, cs.ContainerLabel+`!~"|POD"`), ", "))
+	}
+	by := []string{containerJoinNamespace, cs.PodLabel, cs.ContainerLabel}
+	x := limit
+	switch name {
+	case ContainerCPUOfLimit:
+		x = kubeletNames(agg("sum", by, rateOf(app("container_cpu_usage_seconds_total"), window)), cs) + " / " + limit
+	case ContainerMemoryOfLimit:
+		x = kubeletNames(agg("max", by, app(cadvisorWorkingSet)), cs) + " / " + limit
+	}
+	return b.vllmSide(f, j) + " * on (" + strings.Join(j, ", ") + ") group_left () (" + x + ")"
+}
+
+// kubeletNames renames legacy kubelet labels (pod_name, container_name) to
+// pod and container, the names the vLLM series and kube-state-metrics use.
+func kubeletNames(x string, cs models.ContainerSettings) string {
+	for _, r := range [][2]string{{cs.PodLabel, containerJoinPod}, {cs.ContainerLabel, ContainerLabel}} {
+		if r[0] != r[1] {
+			x = fmt.Sprintf("label_replace(%s, %q, \"$1\", %q, \"(.*)\")", x, r[1], r[0])
+		}
+	}
+	return x
 }
 
 // vllmSide groups the selected engines by their identity labels and the
@@ -215,22 +263,16 @@ func (b Builder) containerJoins(f models.Filters, cs models.ContainerSettings) [
 // or a pod would count twice. Network is pod-level: every row of the pod.
 func (b Builder) kubeletJoin(f models.Filters, cs models.ContainerSettings) containerJoin {
 	pl, cl := cs.PodLabel, cs.ContainerLabel
-	rename := func(x string, from, to string) string {
-		if from == to {
-			return x
-		}
-		return fmt.Sprintf("label_replace(%s, %q, \"$1\", %q, \"(.*)\")", x, to, from)
-	}
 	cj := []string{containerJoinNamespace, containerJoinPod, ContainerLabel}
 	pj := []string{containerJoinNamespace, containerJoinPod}
 	return containerJoin{
 		container: rowShape{matchers: append(b.scope(), pl+`!=""`, cl+`!~"|POD"`), by: []string{containerJoinNamespace, pl, cl},
 			wrap: func(x string) string {
-				return b.vllmSide(f, cj) + " * on (" + strings.Join(cj, ", ") + ") group_left () " + rename(rename(x, pl, containerJoinPod), cl, ContainerLabel)
+				return b.vllmSide(f, cj) + " * on (" + strings.Join(cj, ", ") + ") group_left () " + kubeletNames(x, cs)
 			}},
 		pod: rowShape{matchers: append(b.scope(), pl+`!=""`), by: []string{containerJoinNamespace, pl},
 			wrap: func(x string) string {
-				return b.vllmSide(f, pj) + " * on (" + strings.Join(pj, ", ") + ") group_left () " + rename(x, pl, containerJoinPod)
+				return b.vllmSide(f, pj) + " * on (" + strings.Join(pj, ", ") + ") group_left () " + kubeletNames(x, models.ContainerSettings{PodLabel: pl, ContainerLabel: ContainerLabel})
 			}},
 	}
 }

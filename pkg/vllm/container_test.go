@@ -42,6 +42,12 @@ func TestContainerSignals(t *testing.T) {
 	require.Contains(t, sigs[9].Expr, `sum by (namespace, pod) (max by (namespace, pod, interface) (rate(container_network_receive_bytes_total{pod!=""}[1m])))`,
 		"the pod's network counted once though its pod and pause rows both report it")
 	require.NotContains(t, sigs[8].Expr, "container_cpu", "restarts are kube-state-metrics'")
+	for _, i := range []int{1, 2, 5, 6} {
+		require.Contains(t, sigs[i].Expr, `or group by (instance, namespace, pod, container) (vllm:num_requests_running{model_name="m"}) * on (namespace, pod, container) group_left () (`,
+			"%s: kube-state-metrics' limit, last, where cAdvisor's container_spec_* are dropped", sigs[i].Name)
+		require.Contains(t, sigs[i].Expr, `kube_pod_container_resource_limits{resource="`, sigs[i].Name)
+	}
+	require.NotContains(t, sigs[0].Expr, "kube_pod_container_resource_limits", "usage is cAdvisor's only")
 
 	legacy := b.ContainerSignals(models.Filters{}, "1m", models.ContainerSettings{PodLabel: "pod_name", ContainerLabel: "container_name"})
 	require.Contains(t, legacy[0].Expr, `label_replace(label_replace((sum by (namespace, pod_name, container_name) (rate(container_cpu_usage_seconds_total{pod_name!="", container_name!~"|POD"}[1m]))), "pod", "$1", "pod_name", "(.*)"), "container", "$1", "container_name", "(.*)")`)
