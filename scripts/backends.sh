@@ -101,9 +101,9 @@ thanos() {
 }
 
 # cadvisorhost: cAdvisor's binary lives in its cmd module, which the module
-# proxy does not serve; its root module up to v0.55.1 holds the manager and
-# metrics packages the binary is made of, and tools/cadvisorhost (its own
-# module, pinning that version, so the plugin's go.mod never takes cAdvisor's
+# proxy does not serve; its root module up to v0.57.0 (not v0.60 on) holds
+# the manager and metrics packages the binary is made of, and
+# tools/cadvisorhost (its own module, pinning v0.55.1, so the plugin's go.mod never takes cAdvisor's
 # dependencies) serves their series the way the binary does. The cache name
 # carries a hash of the host's sources (pkg/internal/promtest computes the
 # same), so a change to them builds a new one.
