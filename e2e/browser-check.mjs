@@ -46,6 +46,7 @@ const QUERY_TYPES = [
   { label: 'Prefix cache', value: 'prefixCache', shows: 'Group by', file: 'query-prefix-cache.png' },
   { label: 'Speculative decoding', value: 'specDecode', shows: 'Group by', file: 'query-spec-decode.png' },
   { label: 'LoRA adapters', value: 'lora', shows: 'Output', file: 'query-lora.png' },
+  { label: 'Container', value: 'container', shows: 'Output', file: 'query-container.png' },
   { label: 'KV transfer', value: 'kvTransfer', shows: 'Quantiles', file: 'query-kv-transfer.png' },
   { label: 'Workload', value: 'workload', shows: 'View', file: 'query-workload.png' },
   { label: 'Capacity', value: 'capacity', shows: 'Headroom', file: 'query-capacity.png' },

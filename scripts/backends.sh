@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Builds the metric back ends the integration tests run against, besides
 # Debian's Prometheus 2.42 and VictoriaMetrics: Prometheus 3.x and Thanos,
-# from the Go module proxy, into a cache folder reused between runs. A binary
-# already in the cache is not rebuilt. Prints the path of each binary.
+# from the Go module proxy, and a host over cAdvisor's library (its own
+# module, tools/cadvisorhost), into a cache folder reused between runs. A
+# binary already in the cache is not rebuilt. Prints the path of each binary.
 #
-#   bash scripts/backends.sh            # both
-#   bash scripts/backends.sh prometheus # only Prometheus 3
-#   bash scripts/backends.sh promtool   # only Prometheus 3's promtool
-#   bash scripts/backends.sh thanos     # only Thanos
+#   bash scripts/backends.sh              # all
+#   bash scripts/backends.sh prometheus   # only Prometheus 3
+#   bash scripts/backends.sh promtool     # only Prometheus 3's promtool
+#   bash scripts/backends.sh thanos       # only Thanos
+#   bash scripts/backends.sh cadvisorhost # only the cAdvisor host
 #
 # The versions here are the ones pkg/internal/promtest looks for; change them
 # together (promtest.Prometheus3Version, promtest.ThanosVersion).
@@ -98,17 +100,48 @@ thanos() {
 		"netgo slicelabels"
 }
 
+# cadvisorhost: cAdvisor's binary lives in its cmd module, which the module
+# proxy does not serve; its root module up to v0.57.0 (not v0.60 on) holds
+# the manager and metrics packages the binary is made of, and
+# tools/cadvisorhost (its own module, pinning v0.55.1, so the plugin's go.mod never takes cAdvisor's
+# dependencies) serves their series the way the binary does. The cache name
+# carries a hash of the host's sources (pkg/internal/promtest computes the
+# same), so a change to them builds a new one.
+cadvisorhost() {
+	local src key out start
+	src="$(cd "$(dirname "$0")/.." && pwd)/tools/cadvisorhost"
+	key=$(cd "$src" && cat main.go go.mod go.sum | sha256sum | cut -c1-12)
+	out="$cache/cadvisorhost-$key"
+	if [ -x "$out" ]; then
+		echo "$out"
+		return 0
+	fi
+	start=$(date +%s)
+	echo "backends: building the cAdvisor host (tools/cadvisorhost, cAdvisor v0.55.1)" >&2
+	if ! (cd "$src" && GOWORK=off GOFLAGS="-buildvcs=false -mod=readonly" CGO_ENABLED=0 go build -trimpath \
+		-ldflags "-s -w" -o "$out.tmp.$$" .); then
+		rm -f "$out.tmp.$$"
+		echo "backends: building the cAdvisor host failed" >&2
+		return 1
+	fi
+	mv "$out.tmp.$$" "$out"
+	echo "backends: built the cAdvisor host in $(($(date +%s) - start))s" >&2
+	echo "$out"
+}
+
 case "${1:-all}" in
 prometheus) prometheus ;;
 promtool) promtool ;;
 thanos) thanos ;;
+cadvisorhost) cadvisorhost ;;
 all)
 	prometheus
 	promtool
 	thanos
+	cadvisorhost
 	;;
 *)
-	echo "usage: $0 [prometheus|promtool|thanos|all]" >&2
+	echo "usage: $0 [prometheus|promtool|thanos|cadvisorhost|all]" >&2
 	exit 2
 	;;
 esac

@@ -14,6 +14,7 @@ import {
   VllmGpuFormat,
   VllmGpuSource,
   VllmGrouping,
+  VllmContainerFormat,
   VllmLoRAFormat,
   VllmQueryType,
   VllmRankSignal,
@@ -163,6 +164,15 @@ export function defaultGroupingFor(queryType: VllmQueryType): VllmGrouping {
 export const LORA_FORMAT_OPTIONS = choiceOptions<VllmLoRAFormat>('lora', 'format', {
   table: { label: 'Table', description: 'One row per server: running and waiting adapters now, max LoRAs' },
   series: { label: 'Series', description: 'Running and waiting adapter counts per server over time' },
+});
+
+/** Container output, stored as format; absent means series (the backend's default). */
+export const CONTAINER_FORMAT_OPTIONS = choiceOptions<VllmContainerFormat>('container', 'format', {
+  series: {
+    label: 'Series',
+    description: 'CPU, throttling, memory, OOM, network and disk per server and container over time',
+  },
+  table: { label: 'Table', description: 'One row per container: last values, limits ("no limit" where none is set)' },
 });
 
 /** Saturation output, stored as format; absent means the table's default (both). */

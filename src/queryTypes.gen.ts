@@ -13,6 +13,7 @@ export type VllmQueryType =
   | 'saturation'
   | 'slo'
   | 'host'
+  | 'container'
   | 'prefixCache'
   | 'specDecode'
   | 'lora'
@@ -35,6 +36,7 @@ export const QUERY_TYPE_KEYS: readonly VllmQueryType[] = [
   'saturation',
   'slo',
   'host',
+  'container',
   'prefixCache',
   'specDecode',
   'lora',
@@ -81,6 +83,10 @@ export const QUERY_TYPE_WORDING: Record<VllmQueryType, { label: string; descript
   host: {
     label: 'Host',
     description: 'CPU, memory, network and disk of the host under each instance',
+  },
+  container: {
+    label: 'Container',
+    description: 'cAdvisor: CPU and memory against their limits, CPU throttling, OOM events, restarts, network and disk I/O',
   },
   prefixCache: {
     label: 'Prefix cache',

@@ -55,6 +55,19 @@ export type VllmSaturationFormat = 'both' | 'table' | 'series';
 /** LoRA: one table row per server with its adapters now (default), or the adapter counts per server over time. */
 export type VllmLoRAFormat = 'table' | 'series';
 
+/** jsonData.containerLabels: cAdvisor's label names for a Kubernetes pod and container. */
+export type VllmContainerLabels = 'kubelet' | 'legacy';
+
+/** One jsonData.containerMap entry: a vLLM server's instance and its container's cgroup path (id) or name. */
+export interface VllmContainerMapping {
+  instance: string;
+  id?: string;
+  name?: string;
+}
+
+/** Container output: series per server, container and signal (the default) or one table row per container. */
+export type VllmContainerFormat = 'series' | 'table';
+
 /**
  * A reference to a dashboard variable ("$model", "${model}", "${model:raw}"). Option fields that are not free text
  * accept one so a dashboard can switch them; DataSource.applyTemplateVariables resolves it before the backend sees it.
@@ -114,7 +127,14 @@ export interface VllmQuery extends DataQuery, VllmQueryOptions {
    * per type, so the editor drops it when switching between them.
    */
   format?:
-    VllmGpuFormat | VllmTopKFormat | VllmSaturationFormat | VllmLoRAFormat | VllmWaitFormat | 'whatif' | 'servers';
+    | VllmGpuFormat
+    | VllmTopKFormat
+    | VllmSaturationFormat
+    | VllmLoRAFormat
+    | VllmWaitFormat
+    | VllmContainerFormat
+    | 'whatif'
+    | 'servers';
   /** PromQL: the expression (required). Dashboard variables are resolved; $__interval, $__rate_interval, $__range by the backend. */
   expr?: string;
   /** PromQL: Grafana unit of the result, e.g. reqps or short. */
@@ -272,6 +292,16 @@ export interface VllmDataSourceOptions extends DataSourceJsonData {
   recordingRules?: VllmRulesPolicy | boolean;
   /** Prefix of the recording rules' series names (default engine:), for groups renamed on install. */
   rulePrefix?: string;
+  /**
+   * How cAdvisor names a Kubernetes pod and container: kubelet (pod, container; the default) or legacy (pod_name,
+   * container_name: kubelets before 1.16).
+   */
+  containerLabels?: VllmContainerLabels;
+  /**
+   * Ties cAdvisor containers to vLLM servers where no label joins them (standalone cAdvisor, raw cgroups): each
+   * entry names the server's instance label value and the container by cgroup path (id) or by name.
+   */
+  containerMap?: VllmContainerMapping[];
 
   /**
    * Which of the two ways to find node agents (GPU numbers) the editor shows. The backend does not read it: it uses

@@ -28,6 +28,9 @@ type FleetRow struct {
 	ScrapeSeconds, ScrapeTimeoutShare *float64
 	// GPU sums the GPUs of the engine's instance, where agents report them.
 	GPU *GPUSummary
+	// CPUThrottled and MemoryOfLimit are the server's worst container's
+	// CFS-throttled share and memory share of limit (cAdvisor).
+	CPUThrottled, MemoryOfLimit *float64
 }
 
 // fleetColumn is one numeric column of the fleet table.
@@ -89,6 +92,7 @@ func FleetTable(rows []FleetRow, executed string, notices []data.Notice) *data.F
 		gpus[i] = rows[i].GPU
 	}
 	fields = append(fields, gpuFields(gpus)...)
+	fields = append(fields, fleetContainerFields(rows)...)
 	f := data.NewFrame("fleet", fields...)
 	f.SetMeta(&data.FrameMeta{Type: data.FrameTypeTable, ExecutedQueryString: executed, Notices: notices})
 	return f

@@ -35,7 +35,7 @@ type Keys struct {
 // undocumented.
 func SettingKeys() Keys {
 	var js []string
-	for _, v := range []any{jsonSettings{}, jsonAgentSettings{}, jsonSaturation{}} {
+	for _, v := range []any{jsonSettings{}, jsonAgentSettings{}, jsonSaturation{}, containerJSON{}} {
 		js = append(js, jsonTags(reflect.TypeOf(v))...)
 	}
 	js = append(js, httpJSONKeys...)

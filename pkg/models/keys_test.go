@@ -54,6 +54,7 @@ func TestSettingKeysAreRead(t *testing.T) {
 		"incrementalQuerying": "x", "agentUrls": []string{"ftp://x"}, "agentTimeout": "x", "agentJob": 1, "agentSelector": "sum(up)",
 		"saturationKvHigh": 2, "saturationQueue": -1, "saturationPreemptions": -1, "saturationIdle": 2,
 		"roleLabel": "llm-d.ai/role", "recordingRules": "x", "rulePrefix": "-",
+		"containerLabels": "docker", "containerMap": []map[string]string{{"instance": "h"}},
 	}
 	// prometheusUrl is only the fallback of the data source's url: checked below with an empty url.
 	skip := map[string]bool{"prometheusUrl": true}

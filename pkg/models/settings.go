@@ -98,6 +98,9 @@ type Settings struct {
 	Saturation SaturationSettings
 	// Cost prices the GPUs for the capacity query's efficiency columns.
 	Cost CostSettings
+	// Container says how cAdvisor's series join the vLLM servers
+	// (container.go).
+	Container ContainerSettings
 	// StallWindow: an engine that is up with requests running or waiting
 	// throughout it, and none of whose token and request counters moved
 	// over it, is stalled (jsonData.stallWindow, at least two scrapes).
@@ -197,6 +200,9 @@ func ParseSettings(s Instance) (Settings, error) {
 		return Settings{}, err
 	}
 	if out.Cost, err = ParseCostSettings(s.JSONData); err != nil {
+		return Settings{}, err
+	}
+	if out.Container, err = ParseContainerSettings(s.JSONData); err != nil {
 		return Settings{}, err
 	}
 	return out, nil

@@ -96,6 +96,7 @@ func TestHostQueryTypes(t *testing.T) {
 			at("P", `{"queryType":"preemptions","asSeries":true}`),
 			at("K", `{"queryType":"topk","k":2}`),
 			at("G", `{"queryType":"gpu"}`),
+			at("C", `{"queryType":"container"}`),
 		)
 		for _, ref := range []string{"Q", "W", "P", "K"} {
 			r := resp.Responses[ref]
@@ -108,6 +109,9 @@ func TestHostQueryTypes(t *testing.T) {
 		require.Len(t, k, 3, "two series and the table")
 		require.Equal(t, hot, k[2].Fields[1].At(0))
 		require.Error(t, resp.Responses["G"].Error, "gpu needs node agents")
+		c := resp.Responses["C"]
+		require.NoError(t, c.Error, "no cAdvisor is a notice, not an error")
+		require.Contains(t, c.Frames[0].Meta.Notices[0].Text, "No cAdvisor is scraped")
 	})
 
 	t.Run("annotation query", func(t *testing.T) {

@@ -56,6 +56,7 @@ func (p *plan) fleet(ctx context.Context, o models.FleetOptions) (data.Frames, e
 	sigs := append(p.builder.FleetSignals(p.query.Filters, p.window, lookback), p.builder.FleetStallSignals(p.query.Filters, p.settings.stallWindow)...)
 	sigs = append(sigs, p.builder.FleetRoleSignal(p.query.Filters))
 	sigs = append(sigs, p.builder.FleetScrapeSignals(lookback)...)
+	sigs = append(sigs, p.builder.FleetContainerSignals(p.query.Filters, p.window, p.settings.container)...)
 	sigs, ruleNotes := p.fleetOnRules(ctx, sigs)
 	vecs, warn, err := p.instants(ctx, sigs)
 	if err != nil {
@@ -128,6 +129,7 @@ func (p *plan) fleetRows(vecs map[string]model.Vector) []frames.FleetRow {
 		}
 	}
 	scrapes := p.serverScrapes(vecs)
+	throttled, memShare := p.perServer(vecs[vllm.FleetCPUThrottled]), p.perServer(vecs[vllm.FleetMemoryOfLimit])
 	gens := p.generations(vecs[vllm.FleetGeneration])
 	roles := p.roles(vecs[vllm.FleetRole])
 	rows := make([]frames.FleetRow, 0, len(values[vllm.FleetSeen]))
@@ -147,6 +149,7 @@ func (p *plan) fleetRows(vecs map[string]model.Vector) []frames.FleetRow {
 		r.PreemptionsPerMin, r.QueueP99, r.TTFTP99 = get(vllm.FleetPreemptions), get(vllm.FleetQueueP99), get(vllm.FleetTTFTP99)
 		r.RequestsPerSec, r.GenTokensPerSec = get(vllm.FleetRequests), get(vllm.FleetGenTokens)
 		r.PrefixHitRate = get(vllm.FleetPrefixHitRate)
+		r.CPUThrottled, r.MemoryOfLimit = throttled[k.instance], memShare[k.instance]
 		if f := get(vllm.FleetFailed); f != nil && r.RequestsPerSec != nil && *r.RequestsPerSec > 0 {
 			share := *f / *r.RequestsPerSec
 			r.FailedShare = &share
@@ -165,6 +168,17 @@ func (p *plan) fleetRows(vecs map[string]model.Vector) []frames.FleetRow {
 		return a.Instance+"\x00"+a.Engine+"\x00"+a.Model < b.Instance+"\x00"+b.Engine+"\x00"+b.Model
 	})
 	return rows
+}
+
+// perServer reads a per-server answer (the container columns) by server.
+func (p *plan) perServer(v model.Vector) map[string]*float64 {
+	out := map[string]*float64{}
+	for _, s := range v {
+		if x := float64(s.Value); !math.IsNaN(x) && !math.IsInf(x, 0) {
+			out[p.serverOf(s.Metric)] = &x
+		}
+	}
+	return out
 }
 
 // engineState: down when its target's scrape fails (up is 0); stale when

@@ -60,13 +60,15 @@ type planSettings struct {
 	saturation models.SaturationSettings
 	// cost prices the GPUs (capacity's efficiency columns).
 	cost models.CostSettings
+	// container joins cAdvisor's series to the servers.
+	container models.ContainerSettings
 }
 
 // resolveSettings applies the defaults of settings built in code (not
 // loaded) once per plan.
 func resolveSettings(s models.Settings) planSettings {
 	out := planSettings{scrape: s.ScrapeInterval, rulesScrape: s.ScrapeInterval, rules: s.RecordingRules,
-		stallWindow: s.StallWindow, saturation: s.Saturation, cost: s.Cost}
+		stallWindow: s.StallWindow, saturation: s.Saturation, cost: s.Cost, container: s.Container}
 	if out.cost.GPUsPerServer < 1 {
 		out.cost.GPUsPerServer = 1
 	}

@@ -40,6 +40,7 @@ var handlers = map[models.QueryType]handler{
 	models.QuerySaturation:  typed((*plan).saturation),  // saturation.go
 	models.QuerySLO:         typed((*plan).slo),         // slo.go
 	models.QueryHost:        typed((*plan).host),        // host.go
+	models.QueryContainer:   typed((*plan).container),   // container.go
 	models.QueryPrefixCache: typed((*plan).prefixCache), // prefixcache.go
 	models.QuerySpecDecode:  typed((*plan).specDecode),  // specdecode.go
 	models.QueryLoRA:        typed((*plan).lora),        // lora.go

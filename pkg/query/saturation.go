@@ -37,7 +37,8 @@ type satGroup struct {
 // vllm.Classify with the data source's thresholds.
 func (p *plan) saturation(ctx context.Context, o models.SaturationOptions) (data.Frames, error) {
 	sigs := append(p.builder.SaturationSignals(p.query.Grouping, p.query.Filters, p.timeRange.RateInterval),
-		p.builder.SaturationStallSignal(p.query.Grouping, p.query.Filters, p.settings.stallWindow))
+		p.builder.SaturationStallSignal(p.query.Grouping, p.query.Filters, p.settings.stallWindow),
+		p.builder.SaturationThrottleSignal(p.query.Grouping, p.query.Filters, p.timeRange.RateInterval, p.settings.container))
 	mixes, ruleNotes := p.saturationOnRules(ctx, sigs)
 	m, warn, err := p.mixedSignals(ctx, sigs, mixes)
 	if err != nil {
@@ -167,7 +168,7 @@ func nanSteps(n int) []vllm.SatStep {
 	out := make([]vllm.SatStep, n)
 	for i := range out {
 		out[i] = vllm.SatStep{Waiting: nan, Running: nan, RunningPeak: nan, KVUsage: nan, Preemptions: nan, Completions: nan, Arrivals: nan,
-			PrefixHitRate: nan, PrefixHitRateBefore: nan}
+			PrefixHitRate: nan, PrefixHitRateBefore: nan, CPUThrottled: nan}
 	}
 	return out
 }
@@ -196,6 +197,8 @@ func (g *satGroup) set(i int, signal string, v float64) {
 		s.PrefixHitRate = v
 	case vllm.SatPrefixHitRateBefore:
 		s.PrefixHitRateBefore = v
+	case vllm.SatCPUThrottled:
+		s.CPUThrottled = v
 	}
 }
 

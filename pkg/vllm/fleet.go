@@ -32,6 +32,11 @@ const (
 	// FleetPrefixHitRate is the engine's prefix-cache hit rate over the
 	// rate window (PrefixHitRate per engine).
 	FleetPrefixHitRate = "prefix_hit_rate"
+	// FleetCPUThrottled and FleetMemoryOfLimit are the server's worst
+	// container's CFS-throttled share and working set ÷ memory limit
+	// (cAdvisor; empty where it is not scraped or no limit is set).
+	FleetCPUThrottled  = "container_cpu_throttled"
+	FleetMemoryOfLimit = "container_memory_of_limit"
 )
 
 // FleetSignals are the fleet table's instant expressions, one per column
@@ -63,6 +68,16 @@ func (b Builder) FleetSignals(f models.Filters, window, lookback string) []Signa
 		{FleetFailed, agg("sum", el, b.rateUnion(RequestSuccess, failed, "", window))},
 		{FleetGenTokens, agg("sum", el, b.rateUnion(GenerationTokens, f, "", window))},
 		{FleetPrefixHitRate, b.PrefixHitRate(el, f, window, "")},
+	}
+}
+
+// FleetContainerSignals are the fleet table's container columns, per
+// server (the identity labels), from cAdvisor.
+func (b Builder) FleetContainerSignals(f models.Filters, window string, cs models.ContainerSettings) []SignalExpr {
+	id := b.IdentityLabels()
+	return []SignalExpr{
+		{FleetCPUThrottled, b.ContainerWorstBy(ContainerCPUThrottled, id, f, window, cs)},
+		{FleetMemoryOfLimit, b.ContainerWorstBy(ContainerMemoryOfLimit, id, f, window, cs)},
 	}
 }
 

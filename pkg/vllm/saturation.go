@@ -89,6 +89,9 @@ type SatStep struct {
 	// and PrefixHitRateBefore over the window before it: evidence only,
 	// never part of a verdict (see prefixEvidence).
 	PrefixHitRate, PrefixHitRateBefore float64
+	// CPUThrottled is the CFS-throttled share of the group's worst
+	// container (cAdvisor): evidence only (see throttleEvidence).
+	CPUThrottled float64
 }
 
 // SatVerdict is the verdict over the range with the numbers behind it.
@@ -169,6 +172,7 @@ func Classify(steps []SatStep, t models.SaturationSettings) SatVerdict {
 	if v.Verdict == VerdictKVBound {
 		v.Reason += prefixEvidence(steps, v.Steps)
 	}
+	v.Reason += throttleEvidence(steps)
 	return v
 }
 

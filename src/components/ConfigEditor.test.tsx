@@ -346,6 +346,7 @@ describe('ConfigEditor', () => {
         'Node agents',
         'Diagnosis thresholds',
         'GPUs and cost',
+        'Containers (cAdvisor)',
         'Additional settings',
       ]);
       expect(screen.getByRole('link', { name: 'view the documentation' })).toHaveAttribute('href', DOCS_URL);

@@ -5,6 +5,7 @@ import { Divider } from '@grafana/ui';
 
 import { VllmDataSourceOptions, VllmSecureJsonData } from '../types';
 import { AgentSettings } from './config/AgentSettings';
+import { ContainerSettings } from './config/ContainerSettings';
 import { CostSettings } from './config/CostSettings';
 import { AdvancedHttpSection, AuthSection, ConnectionSection } from './config/HttpSettings';
 import { QuerySettings } from './config/QuerySettings';
@@ -19,7 +20,7 @@ export const DOCS_URL = 'https://github.com/inferops/vllm-datasource#readme';
 /**
  * Data-source settings page, in the sections Grafana's own data sources use (@grafana/plugin-ui): where Prometheus
  * is and how to reach it, then the vLLM stack (profile and selector decide whether anything is found), how queries
- * are sent, the node agents, the diagnosis thresholds, the GPUs' count and price, and rarely needed HTTP options. Sections that hold only
+ * are sent, the node agents, the diagnosis thresholds, the GPUs' count and price, how cAdvisor's containers join the servers, and rarely needed HTTP options. Sections that hold only
  * defaults start collapsed; every value is kept whether its section is open or not.
  */
 export function ConfigEditor({ options, onOptionsChange }: Props) {
@@ -41,6 +42,8 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
       <SaturationSettings {...section} />
       <Divider spacing={4} />
       <CostSettings {...section} />
+      <Divider spacing={4} />
+      <ContainerSettings {...section} />
       <Divider spacing={4} />
       <AdvancedHttpSection {...section} />
     </>

@@ -11,6 +11,7 @@ import { KVTransferOptions } from './query/KVTransferOptions';
 import { FleetOptions, QueueOptions } from './query/LiveOptions';
 import { CapacityOptions } from './query/CapacityOptions';
 import { LoRAOptions } from './query/LoRAOptions';
+import { ContainerOptions } from './query/ContainerOptions';
 import { PreemptionOptions } from './query/PreemptionOptions';
 import { PromQLOptions } from './query/PromQLOptions';
 import { SaturationOptions } from './query/SaturationOptions';
@@ -56,6 +57,7 @@ export const OPTIONS_COMPONENTS: Record<VllmQueryType, ComponentType<TypeOptions
   saturation: SaturationOptions,
   slo: SloOptions,
   host: NoOptions,
+  container: ContainerOptions,
   prefixCache: NoOptions,
   specDecode: NoOptions,
   lora: LoRAOptions,
@@ -142,7 +144,8 @@ export function QueryEditor({ query: rawQuery, datasource, onChange, onRunQuery,
   const topkTable = queryType === 'topk' && query.format === 'table';
   const diagnosisTable = queryType === 'fleet' || (queryType === 'saturation' && query.format === 'table');
   const loraTable = queryType === 'lora' && (query.format ?? 'table') === 'table';
-  const series = !events && !gpuTable && !topkTable && !diagnosisTable && !loraTable;
+  const containerTable = queryType === 'container' && query.format === 'table';
+  const series = !events && !gpuTable && !topkTable && !diagnosisTable && !loraTable && !containerTable;
   // The backend checks every filter whatever the type, so a filter this type does not use is still shown while
   // it holds an invalid value (from hand-written JSON), or the error could not be seen nor fixed.
   const filters = ALL_FILTERS.filter((key) => filtersFor(queryType).includes(key) || errors[key]);
