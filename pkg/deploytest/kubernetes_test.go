@@ -410,7 +410,7 @@ func TestAlertRulesSelectShippedJobs(t *testing.T) {
 	rules, err := os.ReadFile(repoPath(t, rulesFile))
 	require.NoError(t, err)
 	found := upJobRegex.FindAllStringSubmatch(string(rules), -1)
-	require.Len(t, found, 7, "VLLMEngineDown, VLLMMetricsMissing and VLLMEngineStalled (two branches each) and VLLMTargetsMissing select up by job")
+	require.Len(t, found, 9, "VLLMEngineDown, VLLMMetricsMissing, VLLMEngineStalled and VLLMScrapeFlapping (two branches each) and VLLMTargetsMissing select up by job")
 	pattern, err := strconv.Unquote(found[0][1])
 	require.NoError(t, err)
 	for _, f := range found {
