@@ -27,6 +27,7 @@ var familyRows = []familyRow{
 	{"Prefill/decode and KV transfer", "--kv-transfer-config", []string{"kvTransfer"}},
 	{"Workload shape", "no flag", []string{"workload/prompt", "workload/generation", "workload/tokens"}},
 	{"Latency distributions", "no flag", []string{"waitTime/heatmap"}},
+	{"Containers", "cAdvisor", []string{"container/table", "container/series"}},
 }
 
 // target is the part of a panel query the layout checks read.

@@ -327,6 +327,15 @@ var absentFamily = map[string]string{
 	"kvTransfer": "--kv-transfer-config",
 }
 
+// notInDemo is the notice of each query type whose source the demo fleet
+// has in neither form: cAdvisor (its engines are processes, not
+// containers of a runtime cAdvisor reads), so the container panels must
+// say so; TestContainerAgainstCgroups and TestContainerKubeletShape
+// (pkg/query) draw them against real cAdvisor series.
+var notInDemo = map[string]string{
+	"container": "No cAdvisor is scraped",
+}
+
 // demoFleet starts vllm-sim with deploy/vllm-sim.flags (the demo's and the
 // compose stack's flags; without featureFlags unless features), and
 // Prometheus of the given kind with deploy/prometheus — the same files —
@@ -461,6 +470,10 @@ func dashboardsAgainstFleet(t *testing.T, kind promtest.Kind, features bool) {
 					r := run(t, "A", tg, nil)
 					require.NoError(t, r.Error, path)
 					checkPanelFrames(t, p, r.Frames)
+					if notice := notInDemo[queryType(t, tg)]; notice != "" {
+						require.Contains(t, framesNoticeText(r.Frames), notice, "panel %q: the demo lacks its source, the notice must say so", p.Title)
+						return
+					}
 					if flag := absentFamily[queryType(t, tg)]; flag != "" && !features {
 						require.Contains(t, framesNoticeText(r.Frames), flag, "panel %q: the fleet lacks the family, the notice must say how to turn it on", p.Title)
 						return
