@@ -74,6 +74,18 @@ func optIn(name string) bool {
 	return slices.ContainsFunc(optInV1, func(p string) bool { return strings.HasPrefix(name, p) })
 }
 
+// notModelled are current V1 families of the table the simulator does not
+// expose, each with why; TestNotModelledIsExact keeps the list exact.
+var notModelled = map[string]string{
+	"vllm:admission_rejections_total":            "queue limits are not simulated yet",
+	"vllm:request_num_preemptions":               "the per-request preemption histogram is not simulated yet",
+	"vllm:scheduler_policy_info":                 "the scheduling policy is not simulated yet",
+	"vllm:request_priority":                      "only with --scheduling-policy priority, which is not simulated",
+	"vllm:prompt_tokens_cached_by_source_total":  "the source values' meaning (device, host, p2p, disk) was not read from vLLM",
+	"vllm:num_requests_kv_fetch_by_stage":        "its stage values were not read from vLLM",
+	"vllm:sleep_mode_operation_duration_seconds": "its operation values and buckets were not read from vLLM",
+}
+
 // expectedV0 is the V0 profile the simulator models (≈v0.8.4–0.8.5 with
 // hidden metrics shown); the test checks each against the catalogue.
 var expectedV0 = []string{
@@ -99,7 +111,7 @@ func expectedFamilies(t *testing.T, cat map[string]catalogueRow, g Generation) [
 	}
 	var out []string
 	for name, row := range cat {
-		if row.current() && !optIn(name) {
+		if _, skip := notModelled[name]; row.current() && !optIn(name) && !skip {
 			out = append(out, name)
 		}
 	}
@@ -262,6 +274,16 @@ func cacheConfigLabels(cell string) []string {
 		}
 	}
 	return out
+}
+
+// TestNotModelledIsExact: every family listed as not modelled is a
+// current, required V1 family of the table.
+func TestNotModelledIsExact(t *testing.T) {
+	cat := loadCatalogue(t)
+	for name, why := range notModelled {
+		require.NotEmpty(t, why, name)
+		require.True(t, cat[name].current() && !optIn(name), "%s is not a current, required V1 family", name)
+	}
 }
 
 func TestExpositionValues(t *testing.T) {
