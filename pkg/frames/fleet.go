@@ -22,6 +22,10 @@ type FleetRow struct {
 	// nil when the engine exports no prefix-cache metric or looked up
 	// nothing.
 	PrefixHitRate *float64
+	// RejectedPerSec is the requests per second the engine's server refused
+	// at its queue limits (vLLM 0.32; per server, shown on each of its
+	// engines); nil where the server exports no rejection counter.
+	RejectedPerSec *float64
 	// GPU sums the GPUs of the engine's instance, where agents report them.
 	GPU *GPUSummary
 }
@@ -35,6 +39,7 @@ type fleetColumn struct {
 var fleetColumns = []fleetColumn{
 	{"running", "reqs", func(r *FleetRow) *float64 { return r.Running }},
 	{"waiting", "reqs", func(r *FleetRow) *float64 { return r.Waiting }},
+	{"rejected/s", "reqps", func(r *FleetRow) *float64 { return r.RejectedPerSec }},
 	{"kv cache usage", "percentunit", func(r *FleetRow) *float64 { return r.KVUsage }},
 	{"preemptions/min", "short", func(r *FleetRow) *float64 { return r.PreemptionsPerMin }},
 	{"queue time p99", "s", func(r *FleetRow) *float64 { return r.QueueP99 }},

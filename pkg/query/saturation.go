@@ -38,6 +38,9 @@ type satGroup struct {
 func (p *plan) saturation(ctx context.Context, o models.SaturationOptions) (data.Frames, error) {
 	sigs := append(p.builder.SaturationSignals(p.query.Grouping, p.query.Filters, p.timeRange.RateInterval),
 		p.builder.SaturationStallSignal(p.query.Grouping, p.query.Filters, p.settings.stallWindow))
+	if r, ok := p.builder.SaturationRejected(p.query.Grouping, p.query.Filters, p.timeRange.RateInterval); ok {
+		sigs = append(sigs, r)
+	}
 	mixes, ruleNotes := p.saturationOnRules(ctx, sigs)
 	m, warn, err := p.mixedSignals(ctx, sigs, mixes)
 	if err != nil {
@@ -167,7 +170,7 @@ func nanSteps(n int) []vllm.SatStep {
 	out := make([]vllm.SatStep, n)
 	for i := range out {
 		out[i] = vllm.SatStep{Waiting: nan, Running: nan, RunningPeak: nan, KVUsage: nan, Preemptions: nan, Completions: nan, Arrivals: nan,
-			PrefixHitRate: nan, PrefixHitRateBefore: nan}
+			PrefixHitRate: nan, PrefixHitRateBefore: nan, Rejected: nan}
 	}
 	return out
 }
@@ -196,6 +199,12 @@ func (g *satGroup) set(i int, signal string, v float64) {
 		s.PrefixHitRate = v
 	case vllm.SatPrefixHitRateBefore:
 		s.PrefixHitRateBefore = v
+	case vllm.SatRejected:
+		// One series per reason: the step's rate is their sum.
+		if math.IsNaN(s.Rejected) {
+			s.Rejected = 0
+		}
+		s.Rejected += v
 	}
 }
 

@@ -375,8 +375,8 @@ var notCataloguedYet = []string{
 	"vllm:estimated_flops_per_gpu_total", "vllm:estimated_read_bytes_per_gpu_total",
 	"vllm:estimated_write_bytes_per_gpu_total", "vllm:engine_sleep_state",
 	"vllm:nixl_post_time_seconds", "vllm:nixl_num_descriptors",
-	// V1 0.32: the queue and preemptions queries read them next.
-	"vllm:admission_rejections_total", "vllm:request_num_preemptions", "vllm:scheduler_policy_info",
+	// V1 0.32: the policy (priority scheduling is not simulated).
+	"vllm:scheduler_policy_info",
 	// V0 only.
 	"vllm:cpu_prefix_cache_hit_rate", "vllm:time_in_queue_requests",
 }

@@ -8,8 +8,6 @@ package vllm
 // both, and every name listed is in the table.
 var NotCatalogued = map[string]string{
 	// V1 families of the 0.32 drift (issue 38).
-	"admission_rejections_total":                "next: the queue query's rejected signal",
-	"request_num_preemptions":                   "next: the preemptions query's per-request distribution",
 	"scheduler_policy_info":                     "priority scheduling is not yet grouped by; the priority label is left alone",
 	"request_priority":                          "priority scheduling is not yet grouped by",
 	"prompt_tokens_cached_by_source_total":      "the offload tier in prefixCache is not built yet",
