@@ -118,6 +118,7 @@ export type VllmOptionField =
   | 'family'
   | 'live'
   | 'asSeries'
+  | 'perRequest'
   | 'k'
   | 'rankBy'
   | 'aggregation'
@@ -141,6 +142,7 @@ export interface VllmQueryOptions {
   family?: string;
   live?: boolean;
   asSeries?: boolean;
+  perRequest?: boolean;
   k?: number | string;
   rankBy?: string;
   aggregation?: string;

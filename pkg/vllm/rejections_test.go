@@ -79,3 +79,30 @@ func TestRejectingVerdict(t *testing.T) {
 	require.Contains(t, v.Reason, "refused 3.00 requests/s at the queue limit in 100% of steps")
 	require.Contains(t, v.Reason, "waiting + running peaked at 6 while refusing")
 }
+
+// TestPreemptionsPerRequest: the four per-request expressions parse, read
+// request_num_preemptions' count, sum and le="1" bucket under either
+// spelling of the bound, and match per group.
+func TestPreemptionsPerRequest(t *testing.T) {
+	for _, g := range []models.Grouping{models.GroupNone, models.GroupInstance, models.GroupInstanceEngine} {
+		t.Run(string(g), func(t *testing.T) {
+			b := Builder{Prefix: "vllm:", InstanceLabel: "instance"}
+			sigs := b.PreemptionsPerRequest(g, models.Filters{Models: []string{"m"}}, "30s")
+			names := []string{}
+			for _, s := range sigs {
+				names = append(names, s.Name)
+				sel := allSelectors(t, s.Expr)
+				require.NotEmpty(t, sel, s.Expr)
+				require.Contains(t, PerRequestUnits, s.Name)
+			}
+			require.Equal(t, []string{PerRequestMoreThanOnce, PerRequestAtLeastOnceMax, PerRequestMean, PerRequestP99}, names)
+			require.Contains(t, sigs[0].Expr, `vllm:request_num_preemptions_bucket{model_name="m", le=~"1(\\.0)?"}`)
+			require.Contains(t, sigs[1].Expr, "clamp_max(")
+			require.Contains(t, sigs[2].Expr, "rate(vllm:request_num_preemptions_sum")
+			require.Contains(t, sigs[3].Expr, "histogram_quantile(0.99, sum by (le")
+			if g != models.GroupNone {
+				require.Contains(t, sigs[0].Expr, "/ on (instance")
+			}
+		})
+	}
+}
