@@ -5,6 +5,8 @@ package query_test
 import (
 	"context"
 	"encoding/json"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/inferops/vllm-datasource/pkg/health"
 	"github.com/inferops/vllm-datasource/pkg/internal/fleettest"
+	"github.com/inferops/vllm-datasource/pkg/internal/promtest"
 	"github.com/inferops/vllm-datasource/pkg/models"
 	"github.com/inferops/vllm-datasource/pkg/prom"
 	"github.com/inferops/vllm-datasource/pkg/sim"
@@ -39,7 +42,8 @@ func rejectingFleet(seed uint64) sim.Config {
 	return cfg
 }
 
-// TestRejectionsThroughPrometheus: the 0.32 server's refusals reach the
+// TestRejectionsThroughPrometheus: on Prometheus 2 and 3 and
+// VictoriaMetrics, the 0.32 server's refusals reach the
 // queue (a rejected series by reason), the fleet table (rejected/s), the
 // saturation verdict (rejecting — queue full) and Save & test (a warning),
 // each rate within 20% of the simulator's count of refused requests over
@@ -47,16 +51,25 @@ func rejectingFleet(seed uint64) sim.Config {
 // no rejected series and an empty (null, not zero) rejected/s cell.
 func TestRejectionsThroughPrometheus(t *testing.T) {
 	t.Parallel()
-	env := fleettest.Start(t, rejectingFleet(38))
-	env.Prom.WaitForSeries(t, `count_over_time(vllm:admission_rejections_total[1m]) >= 30`, 1, 90*time.Second)
+	env, servers := onEveryBackend(t, rejectingFleet(38), `count_over_time(vllm:admission_rejections_total[1m]) >= 50`)
+	for _, k := range promtest.Kinds() {
+		t.Run(k.Name(), func(t *testing.T) { checkRejections(t, env, servers[k]) })
+	}
+}
+
+// checkRejections runs the queue, fleet, saturation and health answers of
+// one back end against the simulator's count of refused requests.
+func checkRejections(t *testing.T, env *fleettest.Env, srv *promtest.Server) {
 	limited, older, v0 := env.Endpoints[0].Addr, env.Endpoints[1].Addr, env.Endpoints[2].Addr
-	end := time.Now().Truncate(time.Second)
+	// On the step (the 15s interval), so the instant answers (fleet) and the
+	// series' last point (queue) are at end.
+	end := time.Now().Truncate(15 * time.Second)
 	const window = 16 * time.Second // $__rate_interval of a 15s interval over a 1s scrape
 	q := func(ref, js string) backend.DataQuery {
 		return backend.DataQuery{RefID: ref, JSON: json.RawMessage(js), Interval: 15 * time.Second, MaxDataPoints: 100,
-			TimeRange: backend.TimeRange{From: end.Add(-time.Minute), To: end}}
+			TimeRange: backend.TimeRange{From: end.Add(-30 * time.Second), To: end}}
 	}
-	e := executor(t, env.Prom.URL)
+	e := executor(t, srv.URL)
 	resp := run(t, e,
 		q("Q", `{"queryType":"queue","grouping":"instance"}`),
 		q("F", `{"queryType":"fleet"}`),
@@ -109,18 +122,22 @@ func TestRejectionsThroughPrometheus(t *testing.T) {
 	t.Run("saturation", func(t *testing.T) {
 		table := resp.Responses["S"].Frames[0]
 		verdicts := fleetStrings(t, table, "verdict")
-		require.Equal(t, vllm.VerdictRejecting, verdicts[limited+"/"], "verdicts %v", verdicts)
+		require.Equal(t, vllm.VerdictRejecting, verdicts[limited+"/"], "verdicts %v, reasons %v", verdicts, fleetStrings(t, table, "reason"))
 		for inst, v := range verdicts {
 			if inst != limited+"/" {
 				require.NotEqual(t, vllm.VerdictRejecting, v, inst)
 			}
 		}
 		reasons := fleetStrings(t, table, "reason")
-		require.Contains(t, reasons[limited+"/"], "waiting + running peaked at 8 while refusing")
+		peak := regexp.MustCompile(`waiting \+ running up to ([0-9.]+) `).FindStringSubmatch(reasons[limited+"/"])
+		require.NotNil(t, peak, reasons[limited+"/"])
+		v, err := strconv.ParseFloat(peak[1], 64)
+		require.NoError(t, err)
+		require.InDelta(t, 7.5, v, 1, "means over the window of waiting + running, just under --max-num-queued-reqs 8")
 	})
 
 	t.Run("health", func(t *testing.T) {
-		s, err := models.ParseSettings(models.Instance{URL: env.Prom.URL, JSONData: []byte(`{"scrapeInterval":"1s"}`)})
+		s, err := models.ParseSettings(models.Instance{URL: srv.URL, JSONData: []byte(`{"scrapeInterval":"1s"}`)})
 		require.NoError(t, err)
 		c, err := prom.New(prom.Options{URL: s.URL, Timeout: s.QueryTimeout})
 		require.NoError(t, err)

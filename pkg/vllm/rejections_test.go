@@ -77,7 +77,7 @@ func TestRejectingVerdict(t *testing.T) {
 	require.Equal(t, 3.0, v.MeanRejected)
 	require.Equal(t, 6.0, v.PeakInFlight)
 	require.Contains(t, v.Reason, "refused 3.00 requests/s at the queue limit in 100% of steps")
-	require.Contains(t, v.Reason, "waiting + running peaked at 6 while refusing")
+	require.Contains(t, v.Reason, "waiting + running up to 6.0 while refusing")
 }
 
 // TestPreemptionsPerRequest: the four per-request expressions parse, read

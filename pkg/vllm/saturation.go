@@ -123,8 +123,9 @@ type SatVerdict struct {
 	// Means over the steps with a value; peaks over the range.
 	MeanWaiting, MeanRunning, MeanArrivals, MeanCompletions, PeakKV, MeanPreemptions float64
 	// MeanRejected is the mean rejection rate over the steps; PeakInFlight
-	// the largest waiting + running of a rejecting step, which is the
-	// request limit (--max-num-queued-reqs) when that is the one firing.
+	// the largest waiting + running (each a mean over the rate window) of a
+	// rejecting step: just under the request limit (--max-num-queued-reqs)
+	// when that is the one firing, as vLLM exports neither limit.
 	MeanRejected, PeakInFlight float64
 }
 
@@ -247,8 +248,8 @@ func reason(v SatVerdict, count map[string]int, total int, t models.SaturationSe
 		return fmt.Sprintf("KV cache peaked at %s (threshold %s) with %.2f preemptions/s in %s of steps: preempted requests recompute, so more replicas of the same shape will not fix it; lower max-num-seqs, add GPU memory or shorten max-model-len",
 			pct(v.PeakKV), pct(t.KVHigh), v.MeanPreemptions, share(VerdictKVBound))
 	case VerdictRejecting:
-		return fmt.Sprintf("refused %.2f requests/s at the queue limit in %s of steps (HTTP 503; waiting + running peaked at %.0f while refusing, "+
-			"the request limit when --max-num-queued-reqs is the one firing), mean queue %.1f, %.1f running, KV peak %s: "+
+		return fmt.Sprintf("refused %.2f requests/s at the queue limit in %s of steps (HTTP 503; waiting + running up to %.1f while refusing, "+
+			"means over the rate window, just under the request limit when --max-num-queued-reqs is the one firing), mean queue %.1f, %.1f running, KV peak %s: "+
 			"demand exceeds what the queue admits; add replicas or raise --max-num-queued-reqs / --max-num-queued-tokens",
 			v.MeanRejected, share(VerdictRejecting), v.PeakInFlight, v.MeanWaiting, v.MeanRunning, pct(v.PeakKV))
 	case VerdictQueueing:
