@@ -103,9 +103,9 @@ func TestFleetRejectedPerServer(t *testing.T) {
 		return &model.Sample{Metric: model.Metric{"instance": model.LabelValue(inst), "model_name": "m"}, Value: model.SampleValue(v)}
 	}
 	fake := rejectingFake{instantFake{
-		"max by (instance, engine, model_name) (last_over_time(": {sample("a:1", "0", 1), sample("a:1", "1", 1), sample("b:1", "0", 1)},
-		"max by (instance, engine, model_name) (timestamp(":      {sample("a:1", "0", fresh), sample("a:1", "1", fresh), sample("b:1", "0", fresh)},
-		"min by (instance) (up":                                  {{Metric: model.Metric{"instance": "a:1"}, Value: 1}, {Metric: model.Metric{"instance": "b:1"}, Value: 1}},
+		"max by (instance, engine, model_name) (last_over_time(":              {sample("a:1", "0", 1), sample("a:1", "1", 1), sample("b:1", "0", 1)},
+		"max by (instance, engine, model_name) (timestamp(":                   {sample("a:1", "0", fresh), sample("a:1", "1", fresh), sample("b:1", "0", fresh)},
+		"min by (instance) (up":                                               {{Metric: model.Metric{"instance": "a:1"}, Value: 1}, {Metric: model.Metric{"instance": "b:1"}, Value: 1}},
 		"sum by (instance, model_name) (rate(vllm:admission_rejections_total": {server("a:1", 2.5)},
 	}}
 	e := &query.Executor{Prom: fake, Settings: goldenSettings(), Detector: query.NewDetector(fake, "vllm:", func() time.Time { return to })}
