@@ -33,6 +33,13 @@ describe('annotationSupport', () => {
     expect(query).toEqual({ refId: 'Anno', queryType: 'preemptions', asSeries: false });
   });
 
+  it('never asks for the per-request distribution either', () => {
+    const query = annotationSupport.prepareQuery!(
+      anno({ refId: 'Anno', queryType: 'preemptions', asSeries: true, perRequest: true })
+    );
+    expect(query).toStrictEqual({ refId: 'Anno', queryType: 'preemptions', asSeries: false });
+  });
+
   it('passes other query types through and skips an annotation without a query', () => {
     const target = { refId: 'Anno', queryType: 'topk' as const, asSeries: true };
     expect(annotationSupport.prepareQuery!(anno(target))).toBe(target);

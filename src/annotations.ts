@@ -28,14 +28,18 @@ export const annotationSupport: AnnotationSupport<VllmQuery> = {
   },
 
   /**
-   * Preemptions come back as events only with asSeries off; the annotation editor hides that switch, and this keeps
-   * a value copied from a panel query from turning the annotation into series Grafana cannot show as events.
+   * Preemptions come back as events only with asSeries and perRequest off; the annotation editor hides that switch,
+   * and this keeps a value copied from a panel query from turning the annotation into series Grafana cannot show as events.
    */
   prepareQuery(anno: Annotation): VllmQuery | undefined {
     const target = anno.target;
     if (!target) {
       return undefined;
     }
-    return target.queryType === 'preemptions' ? { ...target, asSeries: false } : target;
+    if (target.queryType !== 'preemptions') {
+      return target;
+    }
+    const { perRequest: _perRequest, ...events } = target;
+    return { ...events, asSeries: false };
   },
 };

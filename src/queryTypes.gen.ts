@@ -125,6 +125,7 @@ export type VllmOptionField =
   | 'family'
   | 'format'
   | 'asSeries'
+  | 'perRequest'
   | 'k'
   | 'rankBy'
   | 'aggregation'
@@ -149,6 +150,7 @@ export interface VllmQueryOptions {
   family?: string;
   format?: string;
   asSeries?: boolean;
+  perRequest?: boolean;
   k?: number | string;
   rankBy?: string;
   aggregation?: string;

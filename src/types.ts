@@ -118,6 +118,8 @@ export interface VllmQuery extends DataQuery, VllmQueryOptions {
   interval?: string;
   /** Preemptions and top-k: return time series instead of annotations / series plus a ranking table. */
   asSeries?: boolean;
+  /** Preemptions: the per-request distribution from vllm:request_num_preemptions (vLLM 0.30+) as series; implies asSeries. */
+  perRequest?: boolean;
   /** GPU: where the numbers come from. */
   source?: VllmGpuSource;
   /**

@@ -53,7 +53,7 @@ type layout struct {
 	instances, enginesPerInstance int
 	models                        string
 	generation                    sim.Generation
-	v0Instances, hot              string
+	v0Instances, hot, v032        string
 	hotFactor                     float64
 	roles                         string
 }
@@ -163,6 +163,8 @@ func registerFleetFlags(fs *flag.FlagSet, cfg *sim.Config, o *options) {
 	l.generation = sim.V1
 	fs.TextVar(&l.generation, "generation", sim.V1, "metric generation of every instance: v1 or v0")
 	fs.StringVar(&l.v0Instances, "v0-instances", "", "comma-separated instance indexes that expose V0 metrics (a mixed fleet)")
+	fs.StringVar(&l.v032, "v032-instances", "", "comma-separated instance indexes that expose vLLM 0.32's families besides "+
+		"(admission_rejections_total, request_num_preemptions, scheduler_policy_info); V1 only")
 	fs.StringVar(&l.hot, "hot", "", "comma-separated indexes of hot instances")
 	fs.Float64Var(&l.hotFactor, "hot-factor", 2, "arrival-rate multiplier of hot instances")
 	fs.StringVar(&l.roles, "roles", "", "prefill/decode roles, a comma list applied to the instances cyclically "+
@@ -223,6 +225,10 @@ func registerEngineFlags(fs *flag.FlagSet, p *sim.EngineParams) {
 	fs.BoolVar(&p.PrefixCaching, "prefix-caching", p.PrefixCaching, "enable prefix caching")
 	fs.Float64Var(&p.PrefixHitRate, "prefix-hit-rate", p.PrefixHitRate, "mean fraction of a prompt found in the prefix cache")
 	fs.Float64Var(&p.AbortRate, "abort-rate", p.AbortRate, "fraction of requests aborted by the client mid-stream")
+	fs.IntVar(&p.MaxNumQueuedReqs, "max-num-queued-reqs", p.MaxNumQueuedReqs, "vLLM's admission limit: refuse an arrival "+
+		"when waiting + running requests would exceed this (0: no limit)")
+	fs.IntVar(&p.MaxNumQueuedTokens, "max-num-queued-tokens", p.MaxNumQueuedTokens, "vLLM's admission limit: refuse an "+
+		"arrival while the prompt tokens of requests still in prefill are at least this (0: no limit)")
 	fs.IntVar(&p.MaxWaiting, "max-waiting", p.MaxWaiting, "arrivals beyond this queue length are aborted at once (0: unbounded)")
 	fs.Float64Var(&p.GPUMemoryUtilization, "gpu-memory-utilization", p.GPUMemoryUtilization, "reported in cache_config_info")
 	fs.Float64Var(&p.EngineAbortRate, "engine-abort-rate", p.EngineAbortRate, "fraction of requests the engine itself aborts mid-stream; only these count as finished_reason=\"abort\"")
@@ -263,6 +269,10 @@ func (l layout) expand() ([]sim.InstanceConfig, error) {
 	if err != nil {
 		return nil, err
 	}
+	v032, err := indexSet("--v032-instances", l.v032, l.instances)
+	if err != nil {
+		return nil, err
+	}
 	hot, err := indexSet("--hot", l.hot, l.instances)
 	if err != nil {
 		return nil, err
@@ -277,6 +287,9 @@ func (l layout) expand() ([]sim.InstanceConfig, error) {
 			Generation: l.generation, RateFactor: 1}
 		if v0[i] {
 			out[i].Generation = sim.V0
+		}
+		if v032[i] {
+			out[i].Release = sim.Release032
 		}
 		if hot[i] {
 			out[i].RateFactor = l.hotFactor

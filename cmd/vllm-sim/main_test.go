@@ -44,6 +44,13 @@ func TestParseArgs(t *testing.T) {
 		{"mixed generations", []string{"--instances", "3", "--v0-instances", "1,2"}, func(t *testing.T, c sim.Config) {
 			require.Equal(t, []sim.Generation{sim.V1, sim.V0, sim.V0}, generations(c))
 		}},
+		{"a 0.32 instance with vLLM's queue limits", []string{"--instances", "3", "--v0-instances", "2", "--v032-instances", "0",
+			"--max-num-queued-reqs", "64", "--max-num-queued-tokens", "32000"}, func(t *testing.T, c sim.Config) {
+			require.Equal(t, []sim.Generation{sim.V1, sim.V1, sim.V0}, generations(c))
+			require.Equal(t, []string{sim.Release032, "", ""}, []string{c.Instances[0].Release, c.Instances[1].Release, c.Instances[2].Release})
+			require.Equal(t, 64, c.Engine.MaxNumQueuedReqs)
+			require.Equal(t, 32000, c.Engine.MaxNumQueuedTokens)
+		}},
 		{"all v0", []string{"--generation", "v0", "--instances", "2"}, func(t *testing.T, c sim.Config) {
 			require.Equal(t, []sim.Generation{sim.V0, sim.V0}, generations(c))
 		}},

@@ -16,7 +16,7 @@ func TestFleetTable(t *testing.T) {
 		{Instance: "a:1", Engine: "0", Model: "m", Generation: "V1", State: "down", Score: 1000},
 		{Instance: "b:1", Engine: "1", Model: "m", Generation: "V0", State: "up", Score: 12.5,
 			Running: fp(4), Waiting: fp(8), KVUsage: fp(0.5), PreemptionsPerMin: fp(3), QueueP99: fp(1.5), TTFTP99: fp(0.2),
-			RequestsPerSec: fp(6), GenTokensPerSec: fp(600), FailedShare: fp(0.01), PrefixHitRate: fp(0.42),
+			RequestsPerSec: fp(6), GenTokensPerSec: fp(600), FailedShare: fp(0.01), PrefixHitRate: fp(0.42), RejectedPerSec: fp(2.5),
 			ScrapeSeconds: fp(2.5), ScrapeTimeoutShare: fp(0.25), GPU: gpu},
 		{Instance: "c:1", State: "missing metrics", Missing: "kv_usage"},
 	}
@@ -37,7 +37,7 @@ func TestFleetTable(t *testing.T) {
 			require.Equal(t, data.FrameTypeTable, f.Meta.Type)
 			require.Equal(t, "Expr: x", f.Meta.ExecutedQueryString)
 			require.Len(t, f.Meta.Notices, 1)
-			want := []string{"instance", "engine", "model", "role", "generation", "state", "score", "running", "waiting", "kv cache usage",
+			want := []string{"instance", "engine", "model", "role", "generation", "state", "score", "running", "waiting", "rejected/s", "kv cache usage",
 				"preemptions/min", "queue time p99", "ttft p99", "requests/s", "generation tokens/s", "error+abort share", "prefix cache hit rate",
 				"scrape s", "scrape % of timeout", "missing metrics"}
 			if tt.gpu {
@@ -67,7 +67,7 @@ func TestFleetTable(t *testing.T) {
 	require.Equal(t, 12.5, cell("score", 1))
 	for name, want := range map[string]float64{"running": 4, "waiting": 8, "kv cache usage": 0.5, "preemptions/min": 3, "queue time p99": 1.5,
 		"ttft p99": 0.2, "requests/s": 6, "generation tokens/s": 600, "error+abort share": 0.01, "prefix cache hit rate": 0.42,
-		"scrape s": 2.5, "scrape % of timeout": 0.25} {
+		"scrape s": 2.5, "scrape % of timeout": 0.25, "rejected/s": 2.5} {
 		require.Equal(t, want, cell(name, 1), name)
 		require.Nil(t, cell(name, 0), "a down engine has no %s", name)
 	}
@@ -80,7 +80,7 @@ func TestFleetTable(t *testing.T) {
 			units[fd.Name] = fd.Config.Unit
 		}
 	}
-	require.Equal(t, map[string]string{"running": "reqs", "waiting": "reqs", "kv cache usage": "percentunit", "preemptions/min": "short",
+	require.Equal(t, map[string]string{"running": "reqs", "waiting": "reqs", "rejected/s": "reqps", "kv cache usage": "percentunit", "preemptions/min": "short",
 		"queue time p99": "s", "ttft p99": "s", "requests/s": "reqps", "generation tokens/s": "short", "error+abort share": "percentunit",
 		"prefix cache hit rate": "percentunit", "scrape s": "s", "scrape % of timeout": "percentunit", "gpu memory used": "bytes", "gpu memory total": "bytes", "gpu utilization": "percent"}, units)
 }

@@ -26,6 +26,10 @@ type FleetRow struct {
 	// took; ScrapeTimeoutShare is that over the scrape timeout (a share:
 	// 1 is a scrape that timed out). Nil without Prometheus' scrape series.
 	ScrapeSeconds, ScrapeTimeoutShare *float64
+	// RejectedPerSec is the requests per second the engine's server refused
+	// at its queue limits (vLLM 0.32; per server, shown on each of its
+	// engines); nil where the server exports no rejection counter.
+	RejectedPerSec *float64
 	// GPU sums the GPUs of the engine's instance, where agents report them.
 	GPU *GPUSummary
 	// CPUThrottled and MemoryOfLimit are the server's worst container's
@@ -42,6 +46,7 @@ type fleetColumn struct {
 var fleetColumns = []fleetColumn{
 	{"running", "reqs", func(r *FleetRow) *float64 { return r.Running }},
 	{"waiting", "reqs", func(r *FleetRow) *float64 { return r.Waiting }},
+	{"rejected/s", "reqps", func(r *FleetRow) *float64 { return r.RejectedPerSec }},
 	{"kv cache usage", "percentunit", func(r *FleetRow) *float64 { return r.KVUsage }},
 	{"preemptions/min", "short", func(r *FleetRow) *float64 { return r.PreemptionsPerMin }},
 	{"queue time p99", "s", func(r *FleetRow) *float64 { return r.QueueP99 }},

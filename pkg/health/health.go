@@ -64,8 +64,8 @@ func Check(ctx context.Context, p Prometheus, s models.Settings, now time.Time) 
 	sl := checkStalls(ctx, p, s, now)
 	return &backend.CheckHealthResult{
 		Status: sl.status(fl),
-		Message: fmt.Sprintf("%s: vLLM %s metrics found: %s%s%s%s%s%s%s%s", server, gen, fl.summary(), sl.note(fl), missingNote(h, now),
-			scrapeNote(ctx, p, s, now), scrapeHealthNote(ctx, p, s, now), scopeNote(s), st.note(s), rulesNote(ctx, p, s, now)),
+		Message: fmt.Sprintf("%s: vLLM %s metrics found: %s%s%s%s%s%s%s%s%s", server, gen, fl.summary(), sl.note(fl), rejectNote(ctx, p, s, det, now),
+			missingNote(h, now), scrapeNote(ctx, p, s, now), scrapeHealthNote(ctx, p, s, now), scopeNote(s), st.note(s), rulesNote(ctx, p, s, now)),
 		JSONDetails: details(gen, det, fl, h, st, sl),
 	}
 }

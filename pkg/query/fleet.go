@@ -57,6 +57,9 @@ func (p *plan) fleet(ctx context.Context, o models.FleetOptions) (data.Frames, e
 	sigs = append(sigs, p.builder.FleetRoleSignal(p.query.Filters))
 	sigs = append(sigs, p.builder.FleetScrapeSignals(lookback)...)
 	sigs = append(sigs, p.builder.FleetContainerSignals(p.query.Filters, p.window, p.settings.container)...)
+	if r, ok := p.builder.FleetRejectedSignal(p.query.Filters, p.window); ok {
+		sigs = append(sigs, r)
+	}
 	sigs, ruleNotes := p.fleetOnRules(ctx, sigs)
 	vecs, warn, err := p.instants(ctx, sigs)
 	if err != nil {
@@ -150,6 +153,9 @@ func (p *plan) fleetRows(vecs map[string]model.Vector) []frames.FleetRow {
 		r.RequestsPerSec, r.GenTokensPerSec = get(vllm.FleetRequests), get(vllm.FleetGenTokens)
 		r.PrefixHitRate = get(vllm.FleetPrefixHitRate)
 		r.CPUThrottled, r.MemoryOfLimit = throttled[k.instance], memShare[k.instance]
+		if v, ok := values[vllm.FleetRejected][engineKey{k.instance, "", k.model}]; ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
+			r.RejectedPerSec = &v // the server's rate (no engine label), on each of its engines
+		}
 		if f := get(vllm.FleetFailed); f != nil && r.RequestsPerSec != nil && *r.RequestsPerSec > 0 {
 			share := *f / *r.RequestsPerSec
 			r.FailedShare = &share
@@ -256,7 +262,8 @@ func generationByLabels(k engineKey) string {
 // metrics 500), plus
 // 100 × the error+abort share, plus preemptions per minute (at most 100),
 // plus 10 × waiting per running request (at most 100), plus 10 × KV-cache
-// usage, plus the queue-time p99 in seconds (at most 100).
+// usage, plus the queue-time p99 in seconds (at most 100), plus 10 × the
+// server's rejections per second (at most 100).
 func fleetScore(r frames.FleetRow) float64 {
 	v := func(f *float64) float64 {
 		if f == nil {
@@ -270,6 +277,7 @@ func fleetScore(r frames.FleetRow) float64 {
 	s += math.Min(10*v(r.Waiting)/math.Max(v(r.Running), 1), 100)
 	s += 10 * v(r.KVUsage)
 	s += math.Min(v(r.QueueP99), 100)
+	s += math.Min(10*v(r.RejectedPerSec), 100)
 	return math.Round(s*1000) / 1000
 }
 

@@ -106,3 +106,43 @@ func fleetRows(t *testing.T, f *data.Frame) []map[string]any {
 	}
 	return out
 }
+
+// rejectingFake is instantFake on a fleet whose names include vLLM 0.32's
+// admission_rejections_total.
+type rejectingFake struct{ instantFake }
+
+func (rejectingFake) MetricNames(context.Context, string, time.Time, time.Time) ([]string, error) {
+	return []string{"vllm:num_requests_running", "vllm:kv_cache_usage_perc", "vllm:admission_rejections_total"}, nil
+}
+
+// TestFleetRejectedPerServer: rejections have no engine label (vLLM counts
+// them in the API server), so each engine row of a server shows its
+// server's rate, a server without the counter shows null, and a rejecting
+// server ranks higher, its state unchanged.
+func TestFleetRejectedPerServer(t *testing.T) {
+	to := time.Unix(1_700_000_000, 0)
+	fresh := float64(to.Add(-time.Second).Unix())
+	server := func(inst string, v float64) *model.Sample {
+		return &model.Sample{Metric: model.Metric{"instance": model.LabelValue(inst), "model_name": "m"}, Value: model.SampleValue(v)}
+	}
+	fake := rejectingFake{instantFake{
+		"max by (instance, engine, model_name) (last_over_time(":              {sample("a:1", "0", 1), sample("a:1", "1", 1), sample("b:1", "0", 1)},
+		"max by (instance, engine, model_name) (timestamp(":                   {sample("a:1", "0", fresh), sample("a:1", "1", fresh), sample("b:1", "0", fresh)},
+		"min by (instance) (up":                                               {{Metric: model.Metric{"instance": "a:1"}, Value: 1}, {Metric: model.Metric{"instance": "b:1"}, Value: 1}},
+		"sum by (instance, model_name) (rate(vllm:admission_rejections_total": {server("a:1", 2.5)},
+	}}
+	e := &query.Executor{Prom: fake, Settings: goldenSettings(), Detector: query.NewDetector(fake, "vllm:", func() time.Time { return to })}
+	resp := e.QueryData(context.Background(), goldenRequest(recording{From: to.Add(-time.Minute), To: to}, map[string]string{"F": `{"queryType":"fleet"}`}))
+	r := resp.Responses["F"]
+	require.NoError(t, r.Error)
+	got := map[string]any{}
+	var order []string
+	for _, row := range fleetRows(t, r.Frames[0]) {
+		key := row["instance"].(string) + "/" + row["engine"].(string)
+		got[key] = row["rejected/s"]
+		order = append(order, key)
+		require.Equal(t, "missing metrics", row["state"], "rejections change no state")
+	}
+	require.Equal(t, map[string]any{"a:1/0": 2.5, "a:1/1": 2.5, "b:1/0": nil}, got)
+	require.Equal(t, "b:1/0", order[2], "the rejecting server's engines rank first")
+}

@@ -16,6 +16,9 @@ import (
 // vllm.QueueSignals for why), and tags the series here.
 func (p *plan) queue(ctx context.Context, _ models.QueueOptions) (data.Frames, error) {
 	sigs := p.builder.QueueSignals(p.query.Grouping, p.query.Filters)
+	if r, ok := p.builder.QueueRejected(p.query.Grouping, p.query.Filters, p.window); ok {
+		sigs = append(sigs, r)
+	}
 	mixes, ruleNotes := p.queueSignals(ctx, sigs)
 	m, warn, err := p.mixedSignals(ctx, sigs, mixes)
 	if err != nil {
@@ -26,10 +29,20 @@ func (p *plan) queue(ctx context.Context, _ models.QueueOptions) (data.Frames, e
 		{key: vllm.Running, tags: []string{"running"}, without: "the running series are left out"},
 		{key: vllm.Waiting, tags: []string{"waiting"}, without: "the waiting series are left out"},
 	})
-	return frames.TimeSeries(m, frames.SeriesOptions{Unit: string(vllm.UnitRequests), Legend: p.query.Legend, Units: gatewayUnits,
+	return frames.TimeSeries(m, frames.SeriesOptions{Unit: string(vllm.UnitRequests), Legend: p.query.Legend, Units: queueUnits,
 		GroupLabels: p.builder.GroupLabels(p.query.Grouping), Executed: p.executed(mixExprs(mixes)...),
 		Notices: p.noticesFor(ruleNotes, warningNotices(warn), p.gatewayNotices(m), roleNotes, missing)}), nil
 }
+
+// queueUnits are the units of the queue's series that are not requests: the
+// picker's (gatewayUnits) and the rejected rate.
+var queueUnits = func() map[string]string {
+	out := map[string]string{vllm.QueueRejectedSignal: "reqps"}
+	for k, v := range gatewayUnits {
+		out[k] = v
+	}
+	return out
+}()
 
 // queueSignals are the plans of the queue's expressions sigs, with running
 // and waiting read from the recorded sums when they answer the question

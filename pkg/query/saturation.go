@@ -39,6 +39,9 @@ func (p *plan) saturation(ctx context.Context, o models.SaturationOptions) (data
 	sigs := append(p.builder.SaturationSignals(p.query.Grouping, p.query.Filters, p.timeRange.RateInterval),
 		p.builder.SaturationStallSignal(p.query.Grouping, p.query.Filters, p.settings.stallWindow),
 		p.builder.SaturationThrottleSignal(p.query.Grouping, p.query.Filters, p.timeRange.RateInterval, p.settings.container))
+	if r, ok := p.builder.SaturationRejected(p.query.Grouping, p.query.Filters, p.timeRange.RateInterval); ok {
+		sigs = append(sigs, r)
+	}
 	mixes, ruleNotes := p.saturationOnRules(ctx, sigs)
 	m, warn, err := p.mixedSignals(ctx, sigs, mixes)
 	if err != nil {
@@ -168,7 +171,7 @@ func nanSteps(n int) []vllm.SatStep {
 	out := make([]vllm.SatStep, n)
 	for i := range out {
 		out[i] = vllm.SatStep{Waiting: nan, Running: nan, RunningPeak: nan, KVUsage: nan, Preemptions: nan, Completions: nan, Arrivals: nan,
-			PrefixHitRate: nan, PrefixHitRateBefore: nan, CPUThrottled: nan}
+			PrefixHitRate: nan, PrefixHitRateBefore: nan, CPUThrottled: nan, Rejected: nan}
 	}
 	return out
 }
@@ -199,6 +202,12 @@ func (g *satGroup) set(i int, signal string, v float64) {
 		s.PrefixHitRateBefore = v
 	case vllm.SatCPUThrottled:
 		s.CPUThrottled = v
+	case vllm.SatRejected:
+		// One series per reason: the step's rate is their sum.
+		if math.IsNaN(s.Rejected) {
+			s.Rejected = 0
+		}
+		s.Rejected += v
 	}
 }
 

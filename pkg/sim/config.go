@@ -64,6 +64,21 @@ type EngineParams struct {
 	AbortRate     float64 `json:"abort_rate"`      // fraction of requests the client aborts mid-stream (no finished metric shows them)
 	MaxWaiting    int     `json:"max_waiting"`     // arrivals beyond this queue length are aborted at once; 0 = unbounded
 
+	// MaxNumQueuedReqs and MaxNumQueuedTokens are vLLM's
+	// --max-num-queued-reqs and --max-num-queued-tokens (admission control
+	// in the API server, vllm/v1/engine/async_llm.py check_admission): an
+	// arrival is refused with HTTP 503 when the unfinished requests
+	// (waiting and running) plus it would exceed MaxNumQueuedReqs, or else
+	// when the prompt tokens of requests still in prefill (no output yet)
+	// are at least MaxNumQueuedTokens. 0 means no limit (vLLM's None; vLLM's
+	// own 0 refuses everything). vLLM counts across the data-parallel
+	// ranks behind one API server; the simulator applies the limits per
+	// engine, which is the same for one engine per instance. A refused
+	// request reaches no engine metric; a 0.32 instance counts it in
+	// vllm:admission_rejections_total{reason}.
+	MaxNumQueuedReqs   int `json:"max_num_queued_reqs"`
+	MaxNumQueuedTokens int `json:"max_num_queued_tokens"`
+
 	// EngineAbortRate is the fraction of requests the engine core itself
 	// aborts mid-stream (a KV-transfer failure, say); only these count as
 	// request_success_total{finished_reason="abort"}, with the usual
@@ -191,7 +206,16 @@ type InstanceConfig struct {
 	// prompts with one output token; decode instances pull each prompt's
 	// KV over NIXL first. The targets file labels them llm_isvc_role.
 	Role string
+	// Release is the vLLM release whose families a V1 instance exposes:
+	// "" for the reference profile (upstream main of 2026-05/08), "0.32"
+	// to add what 0.32 exposes besides (admission_rejections_total,
+	// request_num_preemptions, scheduler_policy_info). A mixed fleet sets
+	// it per instance.
+	Release string
 }
+
+// Release032 is InstanceConfig.Release for vLLM 0.32.
+const Release032 = "0.32"
 
 // Config describes a fleet. Start from DefaultConfig and set Instances.
 type Config struct {
@@ -336,6 +360,9 @@ func (ic InstanceConfig) validate() error {
 		return fmt.Errorf("%w: generation v0 has no engine label, so an instance serves exactly one engine (got %d)",
 			ErrInvalidConfig, ic.Engines)
 	}
+	if ic.Release != "" && (ic.Release != Release032 || ic.Generation == V0) {
+		return fmt.Errorf("%w: release %q is not one of \"\" or %q (V1 only)", ErrInvalidConfig, ic.Release, Release032)
+	}
 	if err := ic.validateRole(); err != nil {
 		return err
 	}
@@ -375,9 +402,9 @@ func (p EngineParams) validate() error {
 	if p.capacity() < 2 {
 		return fmt.Errorf("%w: min(max_model_len, num_gpu_blocks×block_size) must be ≥ 2 tokens", ErrInvalidConfig)
 	}
-	if p.PrefixHitRate < 0 || p.PrefixHitRate > 1 || p.AbortRate < 0 || p.AbortRate > 1 || p.MaxWaiting < 0 ||
+	if p.PrefixHitRate < 0 || p.PrefixHitRate > 1 || p.AbortRate < 0 || p.AbortRate > 1 || p.MaxWaiting < 0 || p.MaxNumQueuedReqs < 0 || p.MaxNumQueuedTokens < 0 ||
 		p.MaxTokensSetRate < 0 || p.MaxTokensSetRate > 1 || p.EngineAbortRate < 0 || p.EngineAbortRate > 1 {
-		return fmt.Errorf("%w: prefix_hit_rate, abort_rate, engine_abort_rate and max_tokens_set_rate must be in [0, 1], max_waiting ≥ 0",
+		return fmt.Errorf("%w: prefix_hit_rate, abort_rate, engine_abort_rate and max_tokens_set_rate must be in [0, 1], max_waiting, max_num_queued_reqs and max_num_queued_tokens ≥ 0",
 			ErrInvalidConfig)
 	}
 	if p.SleepLevel < 0 || p.SleepLevel > 2 {

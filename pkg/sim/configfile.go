@@ -35,6 +35,7 @@ type fileInstance struct {
 	RateFactor float64         `json:"rate_factor"`
 	Engine     json.RawMessage `json:"engine"`
 	Role       string          `json:"role"`
+	Release    string          `json:"release"`
 }
 
 // LoadConfigFile reads a JSON config file and overlays it on base (see
@@ -99,7 +100,7 @@ func ParseConfig(data []byte, base Config) (Config, error) {
 
 func (fi fileInstance) instance(def EngineParams) (InstanceConfig, error) {
 	ic := InstanceConfig{Model: fi.Model, Engines: fi.Engines, Generation: fi.Generation, Port: fi.Port,
-		RateFactor: fi.RateFactor, Role: fi.Role}
+		RateFactor: fi.RateFactor, Role: fi.Role, Release: fi.Release}
 	if len(fi.Engine) > 0 {
 		p := def
 		if err := json.Unmarshal(fi.Engine, &p); err != nil {

@@ -61,7 +61,8 @@ type engine struct {
 // counters are the engine's cumulative totals and integrals.
 type counters struct {
 	arrivals, rejected, completed, aborted int64
-	preemptions, truePreemptions           int64 // counted by the frontend; happened
+	admissionRejected                      [numAdmissionReasons]int64 // refused by a queue limit, by reason
+	preemptions, truePreemptions           int64                      // counted by the frontend; happened
 	promptTokens, cachedPromptTokens       int64
 	generationTokens                       int64
 	prefixQueries, prefixHits              int64
@@ -93,6 +94,7 @@ type hists struct {
 	ttft, itl, tpot, e2e, queue, inference, prefill, decode histogram
 	iteration, promptTokens, genTokens, maxGen              histogram
 	paramsN, paramsMaxTokens, prefillKV                     histogram
+	numPreemptions                                          histogram // request_num_preemptions (0.32)
 	kvXfer, kvPost, kvBytes, kvDesc                         histogram // NIXL (disagg.go)
 }
 
@@ -109,7 +111,8 @@ func newHists(gen Generation, maxModelLen int) hists {
 		decode: newHistogram(requestLatencyBuckets), iteration: newHistogram(iter),
 		promptTokens: newHistogram(tok), genTokens: newHistogram(tok), maxGen: newHistogram(tok),
 		paramsN: newHistogram(paramsNBuckets), paramsMaxTokens: newHistogram(tok), prefillKV: newHistogram(tok),
-		kvXfer: newHistogram(nixlXferBuckets), kvPost: newHistogram(nixlPostBuckets),
+		numPreemptions: newHistogram(numPreemptionsBuckets),
+		kvXfer:         newHistogram(nixlXferBuckets), kvPost: newHistogram(nixlPostBuckets),
 		kvBytes: newHistogram(nixlBytesBuckets), kvDesc: newHistogram(nixlDescBuckets),
 	}
 }
@@ -259,6 +262,10 @@ func (e *engine) drawGap(from time.Duration) time.Duration {
 // client that gives up at once would. Like every client abort it reaches
 // no vLLM metric.
 func (e *engine) arrive() {
+	if reason, refused := e.admission(); refused {
+		e.st.admissionRejected[reason]++
+		return
+	}
 	if e.p.MaxWaiting > 0 && e.waiting.len() >= e.p.MaxWaiting {
 		e.st.rejected++
 		return

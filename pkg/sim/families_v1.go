@@ -15,7 +15,7 @@ func instanceFamilies(ic InstanceConfig) []family {
 		return v0Families
 	}
 	spec, lora, roles := ic.Engine.SpecTokens > 0, ic.Engine.LoRAAdapters > 0, ic.Role != ""
-	if !spec && !lora && !roles {
+	if !spec && !lora && !roles && ic.Release == "" {
 		return v1Families
 	}
 	var fams []family
@@ -26,6 +26,10 @@ func instanceFamilies(ic InstanceConfig) []family {
 		fams = append(fams, nixlFamilies()...)
 	}
 	base := buildV1Families()
+	if ic.Release == Release032 {
+		last := len(base) - 1
+		base = append(base[:last:last], append(release032Families(), base[last])...)
+	}
 	if lora {
 		last := len(base) - 1
 		base = append(base[:last:last], loraInfoV1(), base[last])

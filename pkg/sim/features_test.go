@@ -31,7 +31,7 @@ func featureFleet(t testing.TB, gen Generation) *Fleet {
 		return newTestFleet(t, nil, InstanceConfig{Model: "m", Generation: V0})
 	}
 	return newTestFleet(t, nil,
-		InstanceConfig{Model: "m", Engine: withEngine(func(p *EngineParams) { p.SpecTokens, p.LoRAAdapters = 3, 6 })},
+		InstanceConfig{Model: "m", Release: Release032, Engine: withEngine(func(p *EngineParams) { p.SpecTokens, p.LoRAAdapters = 3, 6 })},
 		InstanceConfig{Model: "m", Role: RolePrefill},
 		InstanceConfig{Model: "m", Role: RoleDecode})
 }

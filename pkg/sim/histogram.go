@@ -24,6 +24,9 @@ var (
 	iterationTokensV1 = []float64{1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384}
 	iterationTokensV0 = []float64{1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8096}
 	paramsNBuckets    = []float64{1, 2, 5, 10, 20}
+	// request_num_preemptions (vllm/v1/metrics/buckets.py): le=1 holds the
+	// never-preempted requests too, as every finished request is observed.
+	numPreemptionsBuckets = []float64{1, 2, 3, 4, 5, 10, 20}
 	// NIXL transfers (vllm/distributed/kv_transfer/kv_connector/v1/nixl/stats.py):
 	// the post-time list, the same without its first bound for transfer
 	// time, 2**(10+i) for odd i in [1, 25) bytes, and descriptor counts.
@@ -85,7 +88,7 @@ const histogramFamilyPrefix = "vllm:"
 // histogram families of both generations, without the "vllm:" prefix.
 func histogramFamilyNames() map[string]bool {
 	names := map[string]bool{}
-	for _, fams := range [][]family{v1Families, v0Families, nixlFamilies()} {
+	for _, fams := range [][]family{v1Families, v0Families, nixlFamilies(), release032Families()} {
 		for _, f := range fams {
 			if f.hist != nil {
 				names[strings.TrimPrefix(f.name, histogramFamilyPrefix)] = true

@@ -340,6 +340,7 @@ func (e *engine) observeFinished(r *request) {
 		e.h.paramsMaxTokens.observe(float64(r.maxTokens))
 	}
 	e.h.prefillKV.observe(float64(r.prompt - r.cached - r.external))
+	e.h.numPreemptions.observe(float64(r.preemptions))
 }
 
 // removeFinished drops finished requests from the running list, keeping the

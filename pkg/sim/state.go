@@ -62,11 +62,15 @@ type EngineState struct {
 	KVBlocksUsed, KVBlocksTotal int
 	ArrivalRate                 float64 // current mean arrivals per second (profile, skew and hot factor applied)
 
-	Arrivals    int64 // requests admitted to the queue
-	Rejected    int64 // arrivals whose client left at once because the queue was full (no metric shows them)
-	Completed   int64 // requests finished (any reason, client aborts included)
-	Aborted     int64 // requests whose client disconnected (part of Completed; no finished metric shows them)
-	Preemptions int64 // cumulative preemption events, at their true instants
+	Arrivals int64 // requests admitted to the queue
+	Rejected int64 // arrivals whose client left at once because the queue was full (no metric shows them)
+	// AdmissionRejected counts arrivals refused by --max-num-queued-reqs
+	// (key "max_num_queued_reqs") or --max-num-queued-tokens
+	// ("max_num_queued_tokens"), as admission_rejections_total shows them.
+	AdmissionRejected map[string]int64
+	Completed         int64 // requests finished (any reason, client aborts included)
+	Aborted           int64 // requests whose client disconnected (part of Completed; no finished metric shows them)
+	Preemptions       int64 // cumulative preemption events, at their true instants
 	// PreemptionsReported is what num_preemptions_total shows: V1 counts a
 	// preemption with the victim's next output, so this lags Preemptions
 	// and misses victims whose client aborted first.
@@ -155,6 +159,10 @@ func (e *engine) state() EngineState {
 // featureState fills the truth of finish reasons, prefix caches,
 // speculative decoding, LoRA and disaggregation.
 func (e *engine) featureState(s *EngineState) {
+	s.AdmissionRejected = map[string]int64{}
+	for r, n := range e.st.admissionRejected {
+		s.AdmissionRejected[admissionReasons[r]] = n
+	}
 	s.FinishedByReason = map[string]int64{}
 	for r, n := range e.st.success {
 		if n > 0 {

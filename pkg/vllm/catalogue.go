@@ -60,6 +60,13 @@ const (
 	CacheConfigInfo  SignalKey = "cache_config_info"
 )
 
+// The vLLM 0.32 signals: requests refused by the API server's queue limits
+// (per server: no engine label) and preemptions per finished request.
+const (
+	Rejections         SignalKey = "admission_rejections"
+	RequestPreemptions SignalKey = "request_num_preemptions"
+)
+
 // The per-request length histograms (the workload query's distributions).
 const (
 	RequestPromptTokens     SignalKey = "request_prompt_tokens"
@@ -96,6 +103,11 @@ var catalogue = append([]Signal{
 	{Key: Waiting, Kind: Gauge, Unit: UnitRequests, V1: "num_requests_waiting", V0: "num_requests_waiting", Help: "Requests waiting to be scheduled", Versions: "vllm:num_requests_waiting: V0 from 0.2.3 and V1 from 0.7.1"},
 	{Key: WaitingByReason, Kind: Gauge, Unit: UnitRequests, V1: "num_requests_waiting_by_reason", Labels: []string{"reason"}, Help: "Waiting requests by reason (capacity, deferred)", Versions: "vllm:num_requests_waiting_by_reason: V1 from about 0.20"},
 	{Key: Swapped, Kind: Gauge, Unit: UnitRequests, V0: "num_requests_swapped", Help: "Requests swapped to CPU (V0 only)", Versions: "vllm:num_requests_swapped: V0 only, from 0.2.3 until 0.9.1 (hidden from 0.8.3 unless --show-hidden-metrics-for-version)"},
+	{Key: Rejections, Kind: Counter, Unit: UnitRequests, V1: "admission_rejections_total", Labels: []string{"reason"},
+		Help:     "Requests refused by the queue limits (--max-num-queued-reqs, --max-num-queued-tokens), per API server",
+		Versions: "vllm:admission_rejections_total: V1 from 0.32.0, counted per API server (no engine label)"},
+	{Key: RequestPreemptions, Kind: Histogram, Unit: UnitCount, V1: "request_num_preemptions", Help: "Preemptions per finished request",
+		Versions: "vllm:request_num_preemptions: V1 from about 0.30"},
 	{Key: KVUsage, Kind: Gauge, Unit: UnitPercent, V1: "kv_cache_usage_perc", V0: "gpu_cache_usage_perc", Help: "KV-cache usage (0 to 1)", Versions: "vllm:kv_cache_usage_perc: V1 from 0.9.2; vllm:gpu_cache_usage_perc: V0 from 0.2.3 and V1 from 0.7.1 until 0.12.0"},
 	{Key: CPUKVUsage, Kind: Gauge, Unit: UnitPercent, V0: "cpu_cache_usage_perc", Help: "CPU KV-cache usage (V0 only)"},
 	{Key: Preemptions, Kind: Counter, Unit: UnitCount, V1: "num_preemptions_total", V0: "num_preemptions_total", Help: "Cumulative preemptions", Versions: "vllm:num_preemptions_total: V0 from 0.4.3 and V1 from 0.8.0"},

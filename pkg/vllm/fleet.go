@@ -39,6 +39,22 @@ const (
 	FleetMemoryOfLimit = "container_memory_of_limit"
 )
 
+// FleetRejected names the fleet table's rejection expression.
+const FleetRejected = "rejected"
+
+// FleetRejectedSignal is requests per second each server refused at its
+// queue limits, by server and model: vLLM counts rejections in the API
+// server, so there is no engine label and every engine row of a server
+// shows its server's rate. ok is false where detection found no engine
+// exporting admission_rejections_total (vLLM before 0.32): the column is
+// then empty, not zero, and nothing more is asked of Prometheus.
+func (b Builder) FleetRejectedSignal(f models.Filters, window string) (SignalExpr, bool) {
+	if !b.optional(Rejections) {
+		return SignalExpr{}, false
+	}
+	return SignalExpr{FleetRejected, agg("sum", append(append([]string(nil), b.IdentityLabels()...), "model_name"), b.rateUnion(Rejections, f, "", window))}, true
+}
+
 // FleetSignals are the fleet table's instant expressions, one per column
 // group, each aggregated by instance, engine and model so Prometheus
 // returns one sample per engine. They are plain (no or-unions or

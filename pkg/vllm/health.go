@@ -28,6 +28,15 @@ func (b Builder) EnginesLastSeen(f models.Filters, lookback, scrape time.Duratio
 	return agg("max", b.EngineLabels(), "max_over_time("+sub+")")
 }
 
+// RejectingServers is, per server and model, the requests per second it
+// refused at its queue limits over window, only where that is above zero:
+// what Save & test warns about. vLLM counts rejections in the API server
+// (no engine label).
+func (b Builder) RejectingServers(window time.Duration) string {
+	gl := append(append([]string(nil), b.IdentityLabels()...), "model_name")
+	return agg("sum", gl, b.rateUnion(Rejections, models.Filters{}, "", wholeSeconds(window))) + " > 0"
+}
+
 // wholeSeconds writes a duration as PromQL seconds, rounded down ("90s").
 func wholeSeconds(d time.Duration) string {
 	return fmt.Sprintf("%ds", int64(d/time.Second))

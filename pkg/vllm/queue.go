@@ -28,6 +28,24 @@ func (b Builder) QueueSignals(g models.Grouping, f models.Filters) []SignalExpr 
 	return append(out, b.GatewaySignals(g)...)
 }
 
+// QueueRejectedSignal is the queue's "rejected" series name: requests per
+// second the API server refused at its queue limits, by reason.
+const QueueRejectedSignal = "rejected"
+
+// QueueRejected is requests refused per second by the queue limits, per
+// grouping and reason; ok is false where detection found no engine
+// exporting admission_rejections_total (vLLM before 0.32), so an older
+// fleet runs nothing more and shows no rejected series, not zero. vLLM
+// counts rejections in the API server, without an engine label: grouped
+// by instance and engine the series have an empty engine, and an engine
+// filter hides them.
+func (b Builder) QueueRejected(g models.Grouping, f models.Filters, window string) (SignalExpr, bool) {
+	if !b.optional(Rejections) {
+		return SignalExpr{}, false
+	}
+	return SignalExpr{QueueRejectedSignal, agg("sum", append(b.GroupLabels(g), "reason"), b.youngRateUnion(Rejections, f, "", window))}, true
+}
+
 // Queue is the queue's signals as one expression, each tagged with
 // SignalTagLabel: the same answer as QueueSignals in one round trip, for
 // callers that want a single query (recording rules, the raw plan the

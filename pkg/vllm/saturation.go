@@ -25,7 +25,21 @@ const (
 	SatPreemptions = "preemptions"
 	SatCompletions = "completions"
 	SatQueued      = "queued_change"
+	// SatRejected is requests per second refused at the queue limits, by
+	// reason (vLLM 0.32's admission_rejections_total).
+	SatRejected = "rejected"
 )
+
+// SaturationRejected is the saturation query's rejection rate per grouping
+// and reason over the window; ok is false where detection found no engine
+// exporting admission_rejections_total, so older fleets run nothing more.
+func (b Builder) SaturationRejected(g models.Grouping, f models.Filters, window time.Duration) (SignalExpr, bool) {
+	if !b.optional(Rejections) {
+		return SignalExpr{}, false
+	}
+	w := interval.PromDuration(window)
+	return SignalExpr{SatRejected, agg("sum", append(b.GroupLabels(g), "reason"), b.rateUnion(Rejections, f, "", w))}, true
+}
 
 // SaturationSignals are the saturation query's range expressions per
 // grouping (instance or instance and engine), over the rate window:
@@ -77,6 +91,9 @@ const (
 	// VerdictStalled: requests are held but nothing moves; more replicas
 	// would not help the requests stuck on this one.
 	VerdictStalled = "stalled — restart or drain"
+	// VerdictRejecting: the server refuses requests at its queue limit
+	// (HTTP 503), so its queue looks bounded while demand is not.
+	VerdictRejecting = "rejecting — queue full"
 )
 
 // SatStep is one step of one instance's evidence. NaN means no value.
@@ -92,6 +109,9 @@ type SatStep struct {
 	// CPUThrottled is the CFS-throttled share of the group's worst
 	// container (cAdvisor): evidence only (see throttleEvidence).
 	CPUThrottled float64
+	// Rejected is requests per second refused at the queue limits (NaN
+	// where the server exports no admission_rejections_total).
+	Rejected float64
 }
 
 // SatVerdict is the verdict over the range with the numbers behind it.
@@ -105,6 +125,11 @@ type SatVerdict struct {
 	Utilisation []float64
 	// Means over the steps with a value; peaks over the range.
 	MeanWaiting, MeanRunning, MeanArrivals, MeanCompletions, PeakKV, MeanPreemptions float64
+	// MeanRejected is the mean rejection rate over the steps; PeakInFlight
+	// the largest waiting + running (each a mean over the rate window) of a
+	// rejecting step: just under the request limit (--max-num-queued-reqs)
+	// when that is the one firing, as vLLM exports neither limit.
+	MeanRejected, PeakInFlight float64
 }
 
 // problemShare: a problem verdict that holds in at least this share of
@@ -126,6 +151,10 @@ func ClassifyStep(s SatStep, ceiling float64, t models.SaturationSettings) strin
 		return VerdictStalled
 	case val(s.Preemptions) >= t.Preemptions && val(s.KVUsage) >= t.KVHigh:
 		return VerdictKVBound
+	case val(s.Rejected) > 0:
+		// A full queue refuses rather than grows: however short it looks,
+		// demand exceeds it. KV-bound stays first: it is the cause to fix.
+		return VerdictRejecting
 	case val(s.Waiting) >= t.Queue:
 		return VerdictQueueing
 	case ceiling <= 0 || val(s.Running) < t.Idle*ceiling:
@@ -160,12 +189,16 @@ func Classify(steps []SatStep, t models.SaturationSettings) SatVerdict {
 		v.MeanArrivals += val(s.Arrivals)
 		v.MeanCompletions += val(s.Completions)
 		v.MeanPreemptions += val(s.Preemptions)
+		v.MeanRejected += val(s.Rejected)
+		if val(s.Rejected) > 0 {
+			v.PeakInFlight = math.Max(v.PeakInFlight, val(s.Waiting)+val(s.Running))
+		}
 		v.PeakKV = math.Max(v.PeakKV, val(s.KVUsage))
 		n++
 	}
 	if n > 0 {
 		v.MeanWaiting, v.MeanRunning, v.MeanArrivals = v.MeanWaiting/n, v.MeanRunning/n, v.MeanArrivals/n
-		v.MeanCompletions, v.MeanPreemptions = v.MeanCompletions/n, v.MeanPreemptions/n
+		v.MeanCompletions, v.MeanPreemptions, v.MeanRejected = v.MeanCompletions/n, v.MeanPreemptions/n, v.MeanRejected/n
 	}
 	v.Verdict = rangeVerdict(steps, count, t, v)
 	v.Reason = reason(v, count, len(steps), t)
@@ -189,7 +222,7 @@ func rangeVerdict(steps []SatStep, count map[string]int, t models.SaturationSett
 		val(steps[total-1].Waiting)-val(steps[0].Waiting) >= t.Queue && count[VerdictQueueing] >= count[VerdictKVBound] {
 		return VerdictOverloaded
 	}
-	for _, p := range []string{VerdictKVBound, VerdictQueueing} {
+	for _, p := range []string{VerdictKVBound, VerdictRejecting, VerdictQueueing} {
 		if float64(count[p]) >= problemShare*float64(total) {
 			return p
 		}
@@ -218,6 +251,11 @@ func reason(v SatVerdict, count map[string]int, total int, t models.SaturationSe
 	case VerdictKVBound:
 		return fmt.Sprintf("KV cache peaked at %s (threshold %s) with %.2f preemptions/s in %s of steps: preempted requests recompute, so more replicas of the same shape will not fix it; lower max-num-seqs, add GPU memory or shorten max-model-len",
 			pct(v.PeakKV), pct(t.KVHigh), v.MeanPreemptions, share(VerdictKVBound))
+	case VerdictRejecting:
+		return fmt.Sprintf("refused %.2f requests/s at the queue limit in %s of steps (HTTP 503; waiting + running up to %.1f while refusing, "+
+			"means over the rate window, just under the request limit when --max-num-queued-reqs is the one firing), mean queue %.1f, %.1f running, KV peak %s: "+
+			"demand exceeds what the queue admits; add replicas or raise --max-num-queued-reqs / --max-num-queued-tokens",
+			v.MeanRejected, share(VerdictRejecting), v.PeakInFlight, v.MeanWaiting, v.MeanRunning, pct(v.PeakKV))
 	case VerdictQueueing:
 		return fmt.Sprintf("mean queue %.1f requests (threshold %g) in %s of steps with KV peak %s and %.2f preemptions/s; running %.1f of a %.0f-request ceiling: add replicas",
 			v.MeanWaiting, t.Queue, share(VerdictQueueing), pct(v.PeakKV), v.MeanPreemptions, v.MeanRunning, v.Ceiling)
@@ -260,6 +298,7 @@ var SaturationRawWhy = map[string]string{
 		"over the recorded sums it extrapolates from other samples",
 	SatPrefixHitRate:       "no rule records the prefix-cache hit and query counters",
 	SatPrefixHitRateBefore: "no rule records the prefix-cache hit and query counters",
+	SatRejected:            "no rule records admission_rejections_total (vLLM 0.32)",
 	SatStalled: "the stall window (not a recorded rate window) over min_over_time of the gauges, increase() of three counters, " +
 		"sleep state and the server's up series, none of which is recorded",
 }

@@ -76,6 +76,9 @@ func TestSaturationRulesCoverEverySignal(t *testing.T) {
 	b := Builder{Prefix: "vllm:", InstanceLabel: "instance"}
 	onRules := b.SaturationFromRules("engine:", models.GroupInstance, models.Filters{}, "1m")
 	sigs := append(b.SaturationSignals(models.GroupInstance, models.Filters{}, time.Minute), b.SaturationStallSignal(models.GroupInstance, models.Filters{}, 5*time.Minute))
+	rejected, ok := b.SaturationRejected(models.GroupInstance, models.Filters{}, time.Minute)
+	require.True(t, ok, "without detection the optional signal is asked for")
+	sigs = append(sigs, rejected)
 	var names []string
 	for _, s := range sigs {
 		names = append(names, s.Name)
