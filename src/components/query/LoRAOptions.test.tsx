@@ -1,26 +1,14 @@
-import React from 'react';
-import { render, screen } from '@testing-library/react';
+import { screen } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
-import { setTemplateSrv } from '@grafana/runtime';
 
-import { QueryEditor } from '../QueryEditor';
-import { FakeTemplateSrv, makeDataSource } from '../../testing/fixtures';
+import { renderQueryEditor, withoutVariables } from '../../testing/editor';
 import { pickOne } from '../../testing/combobox';
 import { groupingOptionsFor } from '../../queryOptions';
 import { validateQuery } from '../../queryValidation';
 import { VllmQuery } from '../../types';
 
-function setup(query: VllmQuery) {
-  const onChange = jest.fn();
-  const onRunQuery = jest.fn();
-  const { ds } = makeDataSource({ models: [], instances: [], engines: [] });
-  render(<QueryEditor datasource={ds} query={query} onChange={onChange} onRunQuery={onRunQuery} />);
-  return { onChange, onRunQuery };
-}
-
-beforeEach(() => {
-  setTemplateSrv(new FakeTemplateSrv({}));
-});
+const setup = renderQueryEditor;
+withoutVariables();
 
 describe('QueryEditor: lora', () => {
   const base: VllmQuery = { refId: 'A', queryType: 'lora' };

@@ -1,24 +1,12 @@
-import React from 'react';
-import { render, screen } from '@testing-library/react';
-import { setTemplateSrv } from '@grafana/runtime';
+import { screen } from '@testing-library/react';
 
-import { QueryEditor } from '../QueryEditor';
-import { FakeTemplateSrv, makeDataSource } from '../../testing/fixtures';
+import { renderQueryEditor, withoutVariables } from '../../testing/editor';
 import { pickOne } from '../../testing/combobox';
 import { validateQuery } from '../../queryValidation';
 import { VllmQuery } from '../../types';
 
-function setup(query: VllmQuery) {
-  const onChange = jest.fn();
-  const onRunQuery = jest.fn();
-  const { ds } = makeDataSource({ models: [], instances: [], engines: [] });
-  render(<QueryEditor datasource={ds} query={query} onChange={onChange} onRunQuery={onRunQuery} />);
-  return { onChange, onRunQuery };
-}
-
-beforeEach(() => {
-  setTemplateSrv(new FakeTemplateSrv({}));
-});
+const setup = renderQueryEditor;
+withoutVariables();
 
 const base: VllmQuery = { refId: 'A', queryType: 'waitTime' };
 
