@@ -74,8 +74,8 @@ func TestFleetPredates(t *testing.T) {
 			texts = append(texts, n.Text)
 		}
 		all := strings.Join(texts, "\n")
-		require.Contains(t, all, "The queue_p99 column is empty for engines whose vLLM predates vllm:request_queue_time_seconds (added in V0 0.6.4): "+old04+".")
-		require.Contains(t, all, "The engine column is empty for V1 servers whose vLLM predates the engine label (added in V1 0.8.3): "+old08+".")
+		require.Contains(t, all, "The \"queue time p99\" column is empty for engines whose vLLM predates vllm:request_queue_time_seconds (added in V0 0.6.4): "+old04+".")
+		require.Contains(t, all, "The \"engine\" column is empty for V1 servers whose vLLM predates the engine label (added in V1 0.8.3): "+old08+".")
 		require.NotContains(t, all, relabelled+".", "the relabelled engine is missing metrics, not predated: %s", all)
 	})
 }

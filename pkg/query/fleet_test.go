@@ -181,16 +181,18 @@ func TestFleetPredatedFamilies(t *testing.T) {
 	}{
 		{"V0 0.4.3: predates queue time", "", []string{"waiting", "kv", "preempt", "ttft", "requests", "gen"}, "vllm:num_requests_swapped",
 			[]string{"vllm:request_params_n_count"}, "up", "",
-			[]string{"The queue_p99 column is empty for engines whose vLLM predates vllm:request_queue_time_seconds (added in V0 0.6.4): a:1. They are up, not missing metrics."}},
+			[]string{"The \"queue time p99\" column is empty for engines whose vLLM predates vllm:request_queue_time_seconds (added in V0 0.6.4): a:1. They are up, not missing metrics."}},
 		{"V0 with queue time relabelled away", "", []string{"waiting", "kv", "preempt", "ttft", "requests", "gen"}, "vllm:num_requests_swapped",
 			[]string{"vllm:request_inference_time_seconds_count"}, "missing metrics", "queue_p99", nil},
 		{"V1 0.7.2: predates preemptions and queue time", "", []string{"waiting", "kv", "ttft", "requests", "gen"}, "vllm:kv_cache_usage_perc",
 			nil, "up", "", []string{
-				"The engine column is empty for V1 servers whose vLLM predates the engine label (added in V1 0.8.3): a:1.",
-				"The preemptions_per_min column is empty for engines whose vLLM predates vllm:num_preemptions_total (added in V1 0.8.0): a:1. They are up, not missing metrics.",
-				"The queue_p99 column is empty for engines whose vLLM predates vllm:request_queue_time_seconds (added in V1 0.7.3): a:1. They are up, not missing metrics."}},
+				"The \"engine\" column is empty for V1 servers whose vLLM predates the engine label (added in V1 0.8.3): a:1.",
+				"The \"preemptions/min\" column is empty for engines whose vLLM predates vllm:num_preemptions_total (added in V1 0.8.0): a:1. They are up, not missing metrics.",
+				"The \"queue time p99\" column is empty for engines whose vLLM predates vllm:request_queue_time_seconds (added in V1 0.7.3): a:1. They are up, not missing metrics."}},
 		{"current V1 with preemptions disabled", "0", []string{"waiting", "kv", "queue", "ttft", "requests", "gen"}, "vllm:kv_cache_usage_perc",
 			[]string{"vllm:inter_token_latency_seconds_count"}, "missing metrics", "preemptions_per_min", nil},
+		{"V1 with an engine label (0.8.3 on) without queue time and no dated family: missing", "0",
+			[]string{"waiting", "kv", "preempt", "ttft", "requests", "gen"}, "vllm:kv_cache_usage_perc", nil, "missing metrics", "queue_p99", nil},
 		{"unknown generation", "0", []string{"waiting", "kv", "preempt", "ttft", "requests", "gen"}, "", nil, "missing metrics", "queue_p99", nil},
 	}
 	for _, tt := range tests {

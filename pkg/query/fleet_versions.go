@@ -8,6 +8,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/prometheus/common/model"
 
+	"github.com/inferops/vllm-datasource/pkg/frames"
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
@@ -52,6 +53,9 @@ func splitMissing(gen string, k engineKey, values map[string]map[engineKey]float
 	for n := range evidence {
 		exported[n] = true
 	}
+	if k.engine != "" {
+		exported[vllm.EngineLabelEvidence] = true
+	}
 	for _, name := range fleetChecked {
 		if _, ok := values[name][k]; ok {
 			exported[name] = true
@@ -93,12 +97,12 @@ func (f *fleetPredated) notices() []data.Notice {
 	var out []data.Notice
 	for k, servers := range f.families {
 		out = append(out, data.Notice{Severity: data.NoticeSeverityInfo, Text: fmt.Sprintf(
-			"The %s column is empty for engines whose vLLM predates vllm:%s (added in %s %s): %s. They are up, not missing metrics.",
-			k.signal, vllm.FleetFamily(k.signal), k.gen, k.release, joinSorted(servers))})
+			"The %q column is empty for engines whose vLLM predates vllm:%s (added in %s %s): %s. They are up, not missing metrics.",
+			frames.FleetColumnOf(k.signal), vllm.FleetFamily(k.signal), k.gen, k.release, joinSorted(servers))})
 	}
 	if len(f.noEngine) > 0 {
 		out = append(out, data.Notice{Severity: data.NoticeSeverityInfo, Text: fmt.Sprintf(
-			"The engine column is empty for V1 servers whose vLLM predates the engine label (added in V1 %s): %s.",
+			"The \"engine\" column is empty for V1 servers whose vLLM predates the engine label (added in V1 %s): %s.",
 			vllm.V1EngineLabelSince, joinSorted(f.noEngine))})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Text < out[j].Text })

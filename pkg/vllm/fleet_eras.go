@@ -28,7 +28,15 @@ type era struct {
 	release  string
 	signals  []string
 	evidence []string
+	// labels are label evidence (EngineLabelEvidence): read from the
+	// engine key, not from the evidence expression.
+	labels []string
 }
+
+// EngineLabelEvidence is the exported-set key of the engine label: V1
+// labels its series with engine from 0.8.3 (15dac210f), so an engine key
+// with an engine proves a V1 engine is at least 0.8.3.
+const EngineLabelEvidence = "label:engine"
 
 // fleetEras are each generation's releases, oldest first.
 var fleetEras = map[Generation][]era{
@@ -46,6 +54,7 @@ var fleetEras = map[Generation][]era{
 		{release: "0.7.3", signals: []string{FleetQueueP99}, evidence: []string{"request_inference_time_seconds_count", "request_prefill_time_seconds_count",
 			"request_decode_time_seconds_count", "e2e_request_latency_seconds_count", "iteration_tokens_total_count", "gpu_prefix_cache_queries_total"}},
 		{release: "0.8.0", signals: []string{FleetPreemptions}, evidence: []string{"request_params_n_count", "request_max_num_generation_tokens_count", "request_params_max_tokens_count"}},
+		{release: V1EngineLabelSince, labels: []string{EngineLabelEvidence}},
 		{release: "0.9.2", evidence: []string{"kv_cache_usage_perc", "prefix_cache_queries_total"}},
 		{release: "0.11.0", evidence: []string{"inter_token_latency_seconds_count"}},
 	},
@@ -109,7 +118,7 @@ func Predates(gen Generation, signal string, exported map[string]bool) (string, 
 				newest = i
 			}
 		}
-		for _, n := range e.evidence {
+		for _, n := range append(append([]string(nil), e.evidence...), e.labels...) {
 			if exported[n] {
 				newest = i
 			}
@@ -124,7 +133,7 @@ func Predates(gen Generation, signal string, exported map[string]bool) (string, 
 // FleetFamily is the wire family of a checked fleet signal, for notices.
 func FleetFamily(signal string) string {
 	return map[string]string{
-		FleetWaiting: "num_requests_waiting", FleetKVUsage: "kv_cache_usage_perc / gpu_cache_usage_perc",
+		FleetWaiting: "num_requests_waiting", FleetKVUsage: "gpu_cache_usage_perc",
 		FleetPreemptions: "num_preemptions_total", FleetQueueP99: "request_queue_time_seconds",
 		FleetTTFTP99: "time_to_first_token_seconds", FleetRequests: "request_success_total", FleetGenTokens: "generation_tokens_total",
 	}[signal]

@@ -61,6 +61,8 @@ func TestPredates(t *testing.T) {
 		{"current V1 with queue time relabelled away: missing", GenV1, FleetQueueP99, without(current, FleetQueueP99), "", false},
 		{"current V1 with preemptions disabled: missing", GenV1, FleetPreemptions, without(current, FleetPreemptions), "", false},
 		{"an engine proved newer than the release that added the family: missing", GenV1, FleetRequests, set(FleetWaiting, "e2e_request_latency_seconds_count"), "", false},
+		{"V1 with an engine label is 0.8.3 or later: missing", GenV1, FleetPreemptions, set(FleetWaiting, EngineLabelEvidence), "", false},
+		{"V1 without it and without 0.8.0 families predates preemptions", GenV1, FleetPreemptions, set(FleetWaiting, FleetQueueP99), "0.8.0", true},
 		{"unknown generation: missing", GenUnknown, FleetQueueP99, v043, "", false},
 		{"mixed generation: missing", GenMixed, FleetQueueP99, v043, "", false},
 		{"no evidence at all: missing", GenV0, FleetQueueP99, set(), "", false},
