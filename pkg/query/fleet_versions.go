@@ -1,6 +1,7 @@
 package query
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -30,6 +31,44 @@ type fleetPredated struct {
 
 func newFleetPredated() *fleetPredated {
 	return &fleetPredated{families: map[predatedKey]map[string]bool{}, noEngine: map[string]bool{}}
+}
+
+// fleetEvidence asks for the version evidence (into vecs, its expression
+// appended to sigs) only when some engine lacks a checked signal: a
+// healthy fleet, however large, pays nothing for it.
+func (p *plan) fleetEvidence(ctx context.Context, vecs map[string]model.Vector, sigs []vllm.SignalExpr,
+	warn []string) ([]vllm.SignalExpr, []string, error) {
+	if !anyLacking(p, vecs) {
+		return sigs, warn, nil
+	}
+	ev := p.builder.FleetEvidenceSignal(p.query.Filters)
+	got, more, err := p.instants(ctx, []vllm.SignalExpr{ev})
+	if err != nil {
+		return nil, nil, err
+	}
+	vecs[ev.Name] = got[ev.Name]
+	return append(sigs, ev), append(warn, more...), nil
+}
+
+// anyLacking reports whether an engine seen in the range lacks a checked
+// signal.
+func anyLacking(p *plan, vecs map[string]model.Vector) bool {
+	has := map[string]map[engineKey]bool{}
+	for _, name := range fleetChecked {
+		has[name] = map[engineKey]bool{}
+		for _, s := range vecs[name] {
+			has[name][p.keyOf(s.Metric)] = true
+		}
+	}
+	for _, s := range vecs[vllm.FleetSeen] {
+		k := p.keyOf(s.Metric)
+		for _, name := range fleetChecked {
+			if !has[name][k] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // evidence reads, per engine, the evidence series names it exports.

@@ -109,7 +109,7 @@ func (r replay) Query(_ context.Context, expr string, ts time.Time) (model.Vecto
 // without Prometheus' scrape series answers them (the scrape columns
 // null, no engine flapping); TestFleetStates and the scrape-health
 // integration test pin them. The fleet's version-evidence expression is
-// answered empty as well: it only matters for an engine lacking a checked
+// answered empty as well: it is asked only when an engine lacks a checked
 // family, which no recorded engine does (TestFleetPredates pins it).
 func (r replay) predates(kind, expr string) bool {
 	_, ok := r.rec.Responses[kind+"\x00"+expr]
