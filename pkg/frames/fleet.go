@@ -2,6 +2,8 @@ package frames
 
 import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
 // FleetRow is one engine of the fleet table. Pointers are nil where the
@@ -57,6 +59,21 @@ var fleetColumns = []fleetColumn{
 	{"prefix cache hit rate", "percentunit", func(r *FleetRow) *float64 { return r.PrefixHitRate }},
 	{"scrape s", "s", func(r *FleetRow) *float64 { return r.ScrapeSeconds }},
 	{"scrape % of timeout", "percentunit", func(r *FleetRow) *float64 { return r.ScrapeTimeoutShare }},
+}
+
+// fleetColumnOf names the column showing each checked fleet signal.
+var fleetColumnOf = map[string]string{vllm.FleetWaiting: "waiting", vllm.FleetKVUsage: "kv cache usage",
+	vllm.FleetPreemptions: "preemptions/min", vllm.FleetQueueP99: "queue time p99", vllm.FleetTTFTP99: "ttft p99",
+	vllm.FleetRequests: "requests/s", vllm.FleetGenTokens: "generation tokens/s"}
+
+// FleetColumnOf is the header of the fleet table's column showing a signal
+// (a vllm.Fleet* name), for notices about that column; the signal name
+// where no column shows it.
+func FleetColumnOf(signal string) string {
+	if c, ok := fleetColumnOf[signal]; ok {
+		return c
+	}
+	return signal
 }
 
 // FleetTable builds the fleet table, rows in the order given (worst first).

@@ -65,7 +65,11 @@ func (p *plan) fleet(ctx context.Context, o models.FleetOptions) (data.Frames, e
 	if err != nil {
 		return nil, err
 	}
-	rows := worstRows(p.fleetRows(vecs), o.Worst)
+	if sigs, warn, err = p.fleetEvidence(ctx, vecs, sigs, warn); err != nil {
+		return nil, err
+	}
+	all, predated := p.fleetRows(vecs)
+	rows := worstRows(all, o.Worst)
 	present := map[string]bool{}
 	for name, v := range vecs {
 		present[name] = len(v) > 0
@@ -77,7 +81,7 @@ func (p *plan) fleet(ctx context.Context, o models.FleetOptions) (data.Frames, e
 		{key: vllm.QueueTime, tags: []string{vllm.FleetQueueP99}, without: "the queue-time column is empty"},
 	}, vllm.KVUsage)
 	gpuNotices := attachGPUs(ctx, p, rows, func(r *frames.FleetRow) (string, **frames.GPUSummary) { return r.Instance, &r.GPU })
-	return data.Frames{frames.FleetTable(rows, p.executed(exprsOf(sigs)...), p.noticesFor(ruleNotes, warningNotices(warn), missing, gpuNotices))}, nil
+	return data.Frames{frames.FleetTable(rows, p.executed(exprsOf(sigs)...), p.noticesFor(ruleNotes, warningNotices(warn), missing, predated.notices(), gpuNotices))}, nil
 }
 
 // worstRows keeps the first k of rows, sorted worst first (0: all).
@@ -122,8 +126,9 @@ func (p *plan) serverOf(m model.Metric) string {
 
 // fleetRows joins the answers by engine. The engines are those seen in
 // the range; their state comes from up, the last sample's age and which
-// signals they export.
-func (p *plan) fleetRows(vecs map[string]model.Vector) []frames.FleetRow {
+// signals they export; the families their vLLM predates are collected
+// for the notices.
+func (p *plan) fleetRows(vecs map[string]model.Vector) ([]frames.FleetRow, *fleetPredated) {
 	values := map[string]map[engineKey]float64{}
 	for name, v := range vecs {
 		values[name] = map[engineKey]float64{}
@@ -135,6 +140,7 @@ func (p *plan) fleetRows(vecs map[string]model.Vector) []frames.FleetRow {
 	throttled, memShare := p.perServer(vecs[vllm.FleetCPUThrottled]), p.perServer(vecs[vllm.FleetMemoryOfLimit])
 	gens := p.generations(vecs[vllm.FleetGeneration])
 	roles := p.roles(vecs[vllm.FleetRole])
+	evidence, predated := p.evidence(vecs[vllm.FleetEvidence]), newFleetPredated()
 	rows := make([]frames.FleetRow, 0, len(values[vllm.FleetSeen]))
 	for k := range values[vllm.FleetSeen] {
 		r := frames.FleetRow{Instance: k.instance, Engine: k.engine, Model: k.model, Generation: gens[k], Role: roles[k]}
@@ -162,7 +168,9 @@ func (p *plan) fleetRows(vecs map[string]model.Vector) []frames.FleetRow {
 		}
 		sc := scrapes[k.instance]
 		r.ScrapeSeconds, r.ScrapeTimeoutShare = sc.seconds, sc.timeoutShare()
-		r.State, r.Missing = p.engineState(k, values, sc)
+		var pre map[string]string
+		r.State, r.Missing, pre = p.engineState(k, r.Generation, values, evidence[k], sc)
+		predated.add(k.instance, k.engine, r.Generation, pre)
 		r.Score = fleetScore(r)
 		rows = append(rows, r)
 	}
@@ -173,7 +181,7 @@ func (p *plan) fleetRows(vecs map[string]model.Vector) []frames.FleetRow {
 		a, b := rows[i], rows[j]
 		return a.Instance+"\x00"+a.Engine+"\x00"+a.Model < b.Instance+"\x00"+b.Engine+"\x00"+b.Model
 	})
-	return rows
+	return rows, predated
 }
 
 // perServer reads a per-server answer (the container columns) by server.
@@ -192,35 +200,33 @@ func (p *plan) perServer(v model.Vector) map[string]*float64 {
 // when its sleep state is not awake; stalled when it held requests
 // throughout the stall window without progress; flapping when its
 // server's scrape failed between successes in the range; missing metrics
-// when it is up but lacks a checked signal (listed).
-func (p *plan) engineState(k engineKey, values map[string]map[engineKey]float64, sc serverScrape) (string, string) {
+// when it is up but lacks a checked signal its generation's release
+// should export (listed); a checked signal its vLLM predates (returned
+// with the release that added it) leaves it up.
+func (p *plan) engineState(k engineKey, gen string, values map[string]map[engineKey]float64, evidence map[string]bool,
+	sc serverScrape) (string, string, map[string]string) {
 	if sc.up != nil && *sc.up == 0 {
-		return StateDown, ""
+		return StateDown, "", nil
 	}
 	last, ok := values[vllm.FleetLastSample][k]
 	staleAfter := 3 * max(p.settings.scrape, time.Second)
 	if !ok || p.timeRange.End.Sub(time.Unix(0, int64(last*1e9))) > staleAfter {
-		return StateStale, ""
+		return StateStale, "", nil
 	}
 	if v, ok := values[vllm.FleetSleeping][k]; ok && v == 1 {
-		return StateSleeping, ""
+		return StateSleeping, "", nil
 	}
 	if _, ok := values[vllm.FleetStalled][k]; ok {
-		return StateStalled, ""
+		return StateStalled, "", nil
 	}
 	if sc.flapping() {
-		return StateFlapping, ""
+		return StateFlapping, "", nil
 	}
-	var missing []string
-	for _, name := range fleetChecked {
-		if _, ok := values[name][k]; !ok {
-			missing = append(missing, name)
-		}
-	}
+	missing, predated := splitMissing(gen, k, values, evidence)
 	if len(missing) > 0 {
-		return StateMissing, strings.Join(missing, ", ")
+		return StateMissing, strings.Join(missing, ", "), predated
 	}
-	return StateUp, ""
+	return StateUp, "", predated
 }
 
 // generations reads each engine's generation from the marker names it

@@ -146,3 +146,88 @@ func TestFleetRejectedPerServer(t *testing.T) {
 	require.Equal(t, map[string]any{"a:1/0": 2.5, "a:1/1": 2.5, "b:1/0": nil}, got)
 	require.Equal(t, "b:1/0", order[2], "the rejecting server's engines rank first")
 }
+
+// TestFleetPredatedFamilies: an engine lacking a checked family is up when
+// what it exports shows its vLLM predates the family (a notice names the
+// release that added it), and "missing metrics" when its generation's
+// release should export it (its siblings of that release are there, or
+// its generation is unknown).
+func TestFleetPredatedFamilies(t *testing.T) {
+	to := time.Unix(1_700_000_000, 0)
+	fresh := float64(to.Add(-time.Second).Unix())
+	named := func(engine, name string) *model.Sample {
+		s := sample("a:1", engine, 1)
+		s.Metric["__name__"] = model.LabelValue(name)
+		return s
+	}
+	signals := map[string]string{
+		"waiting":  "sum by (instance, engine, model_name) (vllm:num_requests_waiting",
+		"kv":       "max by (instance, engine, model_name) (vllm:kv",
+		"preempt":  "60 * sum by",
+		"queue":    "histogram_quantile(0.99, sum by (le, instance, engine, model_name) (rate(vllm:request_queue",
+		"ttft":     "histogram_quantile(0.99, sum by (le, instance, engine, model_name) (rate(vllm:time_to_first",
+		"requests": "sum by (instance, engine, model_name) (rate(vllm:request_success_total[",
+		"gen":      "sum by (instance, engine, model_name) (rate(vllm:generation_tokens_total",
+	}
+	tests := []struct {
+		name     string
+		engine   string
+		exports  []string // keys of signals
+		marker   string   // a generation marker name ("": none)
+		evidence []string
+		state    string
+		missing  string
+		notices  []string
+	}{
+		{"V0 0.4.3: predates queue time", "", []string{"waiting", "kv", "preempt", "ttft", "requests", "gen"}, "vllm:num_requests_swapped",
+			[]string{"vllm:request_params_n_count"}, "up", "",
+			[]string{"The \"queue time p99\" column is empty for engines whose vLLM predates vllm:request_queue_time_seconds (added in V0 0.6.4): a:1. They are up, not missing metrics."}},
+		{"V0 with queue time relabelled away", "", []string{"waiting", "kv", "preempt", "ttft", "requests", "gen"}, "vllm:num_requests_swapped",
+			[]string{"vllm:request_inference_time_seconds_count"}, "missing metrics", "queue_p99", nil},
+		{"V1 0.7.2: predates preemptions and queue time", "", []string{"waiting", "kv", "ttft", "requests", "gen"}, "vllm:kv_cache_usage_perc",
+			nil, "up", "", []string{
+				"The \"engine\" column is empty for V1 servers whose vLLM predates the engine label (added in V1 0.8.3): a:1.",
+				"The \"preemptions/min\" column is empty for engines whose vLLM predates vllm:num_preemptions_total (added in V1 0.8.0): a:1. They are up, not missing metrics.",
+				"The \"queue time p99\" column is empty for engines whose vLLM predates vllm:request_queue_time_seconds (added in V1 0.7.3): a:1. They are up, not missing metrics."}},
+		{"current V1 with preemptions disabled", "0", []string{"waiting", "kv", "queue", "ttft", "requests", "gen"}, "vllm:kv_cache_usage_perc",
+			[]string{"vllm:inter_token_latency_seconds_count"}, "missing metrics", "preemptions_per_min", nil},
+		{"V1 with an engine label (0.8.3 on) without queue time and no dated family: missing", "0",
+			[]string{"waiting", "kv", "preempt", "ttft", "requests", "gen"}, "vllm:kv_cache_usage_perc", nil, "missing metrics", "queue_p99", nil},
+		{"unknown generation", "0", []string{"waiting", "kv", "preempt", "ttft", "requests", "gen"}, "", nil, "missing metrics", "queue_p99", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake := instantFake{
+				"max by (instance, engine, model_name) (last_over_time(": {sample("a:1", tt.engine, 1)},
+				"max by (instance, engine, model_name) (timestamp(":      {sample("a:1", tt.engine, fresh)},
+				"min by (instance) (up":                                  {{Metric: model.Metric{"instance": "a:1"}, Value: 1}},
+			}
+			for _, k := range tt.exports {
+				fake[signals[k]] = model.Vector{sample("a:1", tt.engine, 1)}
+			}
+			if tt.marker != "" {
+				fake[`group by (instance, engine, model_name, __name__) ({__name__=~"vllm:(kv_cache_usage_perc|`] = model.Vector{named(tt.engine, tt.marker)}
+			}
+			var ev model.Vector
+			for _, n := range tt.evidence {
+				ev = append(ev, named(tt.engine, n))
+			}
+			fake[`group by (instance, engine, model_name, __name__) ({__name__=~"vllm:(request_inference`] = ev
+			e := &query.Executor{Prom: fake, Settings: goldenSettings(), Detector: query.NewDetector(fake, "vllm:", func() time.Time { return to })}
+			resp := e.QueryData(context.Background(), goldenRequest(recording{From: to.Add(-time.Minute), To: to}, map[string]string{"F": `{"queryType":"fleet"}`}))
+			r := resp.Responses["F"]
+			require.NoError(t, r.Error)
+			rows := fleetRows(t, r.Frames[0])
+			require.Len(t, rows, 1)
+			require.Equal(t, tt.state, rows[0]["state"], "%v", rows[0])
+			require.Equal(t, tt.missing, rows[0]["missing metrics"])
+			var got []string
+			for _, n := range r.Frames[0].Meta.Notices {
+				if strings.Contains(n.Text, "predates") {
+					got = append(got, n.Text)
+				}
+			}
+			require.Equal(t, tt.notices, got)
+		})
+	}
+}

@@ -108,11 +108,19 @@ func (r replay) Query(_ context.Context, expr string, ts time.Time) (model.Vecto
 // The fleet's scrape-health expressions are answered empty too, as a store
 // without Prometheus' scrape series answers them (the scrape columns
 // null, no engine flapping); TestFleetStates and the scrape-health
-// integration test pin them.
+// integration test pin them. The fleet's version-evidence expression is
+// answered empty as well: it is asked only when an engine lacks a checked
+// family, which no recorded engine does (TestFleetPredates pins it).
 func (r replay) predates(kind, expr string) bool {
 	_, ok := r.rec.Responses[kind+"\x00"+expr]
 	return !ok && (strings.Contains(expr, "engine_sleep_state") || strings.Contains(expr, "prefix_cache_") ||
-		isRoleExpr(expr) || isScrapeExpr(expr) || isContainerExpr(expr))
+		isRoleExpr(expr) || isScrapeExpr(expr) || isContainerExpr(expr) || isEvidenceExpr(expr))
+}
+
+// isEvidenceExpr: the fleet's version-evidence expression, which the
+// recordings before it lack.
+func isEvidenceExpr(expr string) bool {
+	return strings.HasPrefix(expr, "group by (") && strings.Contains(expr, "request_params_max_tokens_count")
 }
 
 // isScrapeExpr: the fleet's scrape-health expressions (changes of up, the

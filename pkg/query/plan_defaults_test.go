@@ -72,7 +72,7 @@ func TestFleetFailedShareWithoutRequests(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := &plan{settings: resolveSettings(models.Settings{ScrapeInterval: 15 * time.Second}),
 				builder: vllm.Builder{InstanceLabel: "instance"}, timeRange: interval.Result{End: now}}
-			rows := p.fleetRows(map[string]model.Vector{vllm.FleetSeen: one(1), vllm.FleetRequests: one(tt.requests), vllm.FleetFailed: one(0.5 * min(tt.requests, 1))})
+			rows, _ := p.fleetRows(map[string]model.Vector{vllm.FleetSeen: one(1), vllm.FleetRequests: one(tt.requests), vllm.FleetFailed: one(0.5 * min(tt.requests, 1))})
 			require.Len(t, rows, 1)
 			require.Equal(t, tt.want, rows[0].FailedShare)
 		})
