@@ -1,6 +1,7 @@
 package vllm
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -108,4 +109,23 @@ func TestOffloadNoticeTexts(t *testing.T) {
 		require.Contains(t, miss, want)
 	}
 	require.Contains(t, PrefixIdleText(offload, "vllm:", "1m"), "KV offloading is not configured on them")
+}
+
+// TestOffloadAlertReadsTheSameCounters: the shipped
+// VLLMKVOffloadAllocationFailures alert reads the failure counter the
+// prefixCache query does, and the store counter its description quotes.
+func TestOffloadAlertReadsTheSameCounters(t *testing.T) {
+	raw, err := os.ReadFile("../../deploy/prometheus/rules/vllm.rules.yml")
+	require.NoError(t, err)
+	rules := string(raw)
+	i := strings.Index(rules, "- alert: VLLMKVOffloadAllocationFailures")
+	require.GreaterOrEqual(t, i, 0, "the alert ships")
+	alert := rules[i:]
+	if j := strings.Index(alert[1:], "- alert:"); j > 0 {
+		alert = alert[:j+1]
+	}
+	for _, key := range []SignalKey{OffloadAllocFailures, OffloadStoreBytes} {
+		s, _ := Lookup(key)
+		require.Contains(t, alert, s.WireNames("vllm:")[0]+"{", "%s", key)
+	}
 }
