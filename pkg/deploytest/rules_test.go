@@ -459,6 +459,30 @@ func TestRuleUnitTestsCanFail(t *testing.T) {
 			wantInOutput: "alertname: VLLMKVTransferFailures",
 		},
 		{
+			name:         "KV-offload failures threshold raised",
+			old:          "          ) > 0\n        for: 10m\n        labels:\n          severity: warning\n        annotations:\n          summary: \"vLLM KV-offload",
+			new:          "          ) > 20\n        for: 10m\n        labels:\n          severity: warning\n        annotations:\n          summary: \"vLLM KV-offload",
+			wantInOutput: "alertname: VLLMKVOffloadAllocationFailures",
+		},
+		{
+			name:         "KV-offload failures for shortened: a single failure fires",
+			old:          "          ) > 0\n        for: 10m\n        labels:\n          severity: warning\n        annotations:\n          summary: \"vLLM KV-offload",
+			new:          "          ) > 0\n        for: 3m\n        labels:\n          severity: warning\n        annotations:\n          summary: \"vLLM KV-offload",
+			wantInOutput: "alertname: VLLMKVOffloadAllocationFailures",
+		},
+		{
+			name:         "Kubernetes KV-offload failures per pod IP: a restart splits the alert",
+			old:          `sum by (cluster, namespace, pod, model_name) (increase(vllm:kv_offload_allocation_failure_total{pod!=""}[5m]))`,
+			new:          `sum by (cluster, namespace, pod, instance, model_name) (increase(vllm:kv_offload_allocation_failure_total{pod!=""}[5m]))`,
+			wantInOutput: "alertname: VLLMKVOffloadAllocationFailures",
+		},
+		{
+			name:         "KV-offload description reads the load instead of the store rate",
+			old:          `sum(rate(vllm:kv_offload_store_bytes_total{%s}[5m]))`,
+			new:          `sum(rate(vllm:kv_offload_load_bytes_total{%s}[5m]))`,
+			wantInOutput: "alertname: VLLMKVOffloadAllocationFailures",
+		},
+		{
 			name: "summary loses the model",
 			old:  `summary: "vLLM queue backlog on ` + serverName + ` ({{ $labels.model_name }})"`,
 			new:  `summary: "vLLM queue backlog on ` + serverName + `"`, wantInOutput: "alertname: VLLMQueueBacklog",

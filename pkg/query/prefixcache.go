@@ -12,12 +12,20 @@ import (
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
-// prefixUnits are the Grafana units of the prefixCache signals; the
-// prompt-token rates take the frame's default unit.
-var prefixUnits = map[string]string{vllm.PrefixHitRateSignal: "percentunit", vllm.PrefixExternalHitRateSignal: "percentunit"}
+// prefixUnits are the Grafana units of the prefixCache signals (the hit
+// rates and the offload tier's); the token rates take the frame's default
+// unit.
+var prefixUnits = func() map[string]string {
+	m := map[string]string{vllm.PrefixHitRateSignal: "percentunit", vllm.PrefixExternalHitRateSignal: "percentunit"}
+	for k, v := range vllm.OffloadUnits {
+		m[k] = v
+	}
+	return m
+}()
 
-// prefixCache answers the prefix cache per grouping: hit rates and prompt
-// tokens per second by source, each a plain range expression run
+// prefixCache answers the prefix cache per grouping: hit rates, prompt
+// tokens per second by source and cached prompt tokens by tier, and the
+// KV-offload tier's transfers, each a plain range expression run
 // concurrently. A family the fleet lacks is an info notice naming the
 // metric and the vLLM setting behind it, never an error.
 func (p *plan) prefixCache(ctx context.Context, _ models.PrefixCacheOptions) (data.Frames, error) {

@@ -210,12 +210,13 @@ func TestPrefixCacheFleetWithoutIt(t *testing.T) {
 	require.NoError(t, r.Error)
 	require.Len(t, r.Frames, 1, "one empty frame that carries the notices")
 	ns := r.Frames[0].Meta.Notices
-	require.Len(t, ns, 3, "one per family: %s", noticeText(ns))
+	require.Len(t, ns, 5, "one per family: %s", noticeText(ns))
 	for _, n := range ns {
 		require.Equal(t, data.NoticeSeverityInfo, n.Severity, n.Text)
 	}
 	text := noticeText(ns)
-	for _, want := range []string{"exports no vllm:prefix_cache_hits_total", "--no-enable-prefix-caching", "--kv-transfer-config", "vllm:prompt_tokens_by_source_total from 0.16.0"} {
+	for _, want := range []string{"exports no vllm:prefix_cache_hits_total", "--no-enable-prefix-caching", "--kv-transfer-config", "vllm:prompt_tokens_by_source_total from 0.16.0",
+		"exports no vllm:prompt_tokens_cached_by_source_total", "exports no vllm:kv_offload_store_bytes_total", "--kv-offloading-size"} {
 		require.Contains(t, text, want)
 	}
 }

@@ -397,6 +397,17 @@ func pluginFamilies(g Generation) map[string]vllm.Signal {
 	return out
 }
 
+// pluginNotSimulated are V1 families the plugin reads that the simulator
+// does not expose yet, each with why; the test fails once it does.
+var pluginNotSimulated = map[string]string{
+	"vllm:prompt_tokens_cached_by_source_total": notModelled["vllm:prompt_tokens_cached_by_source_total"],
+	"vllm:kv_offload_load_bytes_total":          "no KV-offload tier is simulated (prefixCache reads it from recorded expositions)",
+	"vllm:kv_offload_load_time_total":           "no KV-offload tier is simulated (prefixCache reads it from recorded expositions)",
+	"vllm:kv_offload_store_bytes_total":         "no KV-offload tier is simulated (prefixCache reads it from recorded expositions)",
+	"vllm:kv_offload_store_time_total":          "no KV-offload tier is simulated (prefixCache reads it from recorded expositions)",
+	"vllm:kv_offload_allocation_failure_total":  "no KV-offload tier is simulated (prefixCache reads it from recorded expositions)",
+}
+
 // TestSimulatorPluginAndReferenceAgree checks the three descriptions of
 // vLLM's metrics against each other: every family the plugin catalogue
 // reads is exposed by the simulator with the catalogue's type and labels
@@ -417,6 +428,10 @@ func TestSimulatorPluginAndReferenceAgree(t *testing.T) {
 				fv, ok := got.families[name]
 				if !ok && gen == V0 && optIn(name) {
 					continue // V0's opt-in families (speculative decoding) are not modelled
+				}
+				if _, skip := pluginNotSimulated[name]; skip && gen == V1 {
+					require.False(t, ok, "the simulator exposes %s: drop it from pluginNotSimulated", name)
+					continue
 				}
 				require.True(t, ok, "the plugin reads %s (%s), the simulator does not expose it", name, s.Key)
 				row, ok := cat[name]

@@ -151,7 +151,7 @@ var catalogue = append([]Signal{
 	{Key: LoRAInfo, Kind: Gauge, Unit: UnitNone, V1: "lora_requests_info", V0: "lora_requests_info", Labels: []string{"max_lora", "running_lora_adapters", "waiting_lora_adapters"},
 		Help:     "LoRA adapters running and waiting (labels; the value is the unix time they were current)",
 		Versions: "vllm:lora_requests_info: V0 from 0.6.4 (always, max_lora=\"0\" without LoRA) and V1 from 0.8.0 (with --enable-lora)"},
-}, kvTransferCatalogue...) // NIXL KV transfer: kvtransfer.go
+}, append(kvTransferCatalogue, offloadCatalogue...)...) // NIXL KV transfer: kvtransfer.go; KV offload: offload.go
 
 var byKey = func() map[SignalKey]Signal {
 	m := make(map[SignalKey]Signal, len(catalogue))

@@ -36,9 +36,11 @@ var PromptTokenSources = []string{"local_compute", "local_cache_hit", "external_
 
 // PrefixCacheSignals are the prefixCache query's range expressions per
 // grouping over the rate window: the local hit rate (see PrefixHitRate),
-// the external (KV-connector) hit rate where the fleet exports it, and the
-// prompt tokens per second from each source where the fleet exports them.
-// Each is a plain expression so they run concurrently.
+// the external (KV-connector) hit rate where the fleet exports it, the
+// prompt tokens per second from each source, the cached prompt tokens per
+// second by tier and the KV-offload tier's rates (see offloadSignals),
+// each where the fleet exports them. Each is a plain expression so they
+// run concurrently.
 func (b Builder) PrefixCacheSignals(g models.Grouping, f models.Filters, window string) []SignalExpr {
 	gl := b.GroupLabels(g)
 	out := []SignalExpr{{PrefixHitRateSignal, b.PrefixHitRate(gl, f, window, "")}}
@@ -52,7 +54,8 @@ func (b Builder) PrefixCacheSignals(g models.Grouping, f models.Filters, window 
 			out = append(out, SignalExpr{PromptTokensSignalPrefix + src, agg("sum", gl, b.youngRateUnion(PromptTokensBySource, bySrc, "", window))})
 		}
 	}
-	return out
+	out = append(out, b.cachedBySourceSignals(gl, f, window)...)
+	return append(out, b.offloadSignals(gl, f, window)...)
 }
 
 // PrefixHitRate is the prefix-cache hit rate per group (labels gl) over
@@ -135,6 +138,16 @@ var PrefixFamilies = []PrefixFamily{
 		Enable:  "vLLM V1 exports vllm:prompt_tokens_by_source_total from 0.16.0",
 		Without: "prompt tokens per second by source (computed, local cache hit, KV transfer) are not shown",
 		Idle:    "they served no prompt"},
+	{Signal: CachedTokensSignalPrefix + "*", Keys: []SignalKey{PromptTokensCachedBySource},
+		Enable: "vLLM V1 exports vllm:prompt_tokens_cached_by_source_total by 0.32.0; the host, p2p and disk tiers count only with KV offloading " +
+			"(--kv-offloading-size <GiB> --kv-offloading-backend native, or a KV connector with --kv-transfer-config)",
+		Without: "cached prompt tokens per second by tier (device, host, p2p, disk, external_unspecified) are not shown",
+		Idle:    "they served no prompt from a cache"},
+	{Signal: "offload_*", Keys: []SignalKey{OffloadStoreBytes, OffloadLoadBytes, OffloadAllocFailures},
+		Enable: "vLLM V1 exports the KV-offload counters by 0.32.0 only with its native KV offloading " +
+			"(--kv-offloading-size <GiB> --kv-offloading-backend native, or --kv-transfer-config naming OffloadingConnector)",
+		Without: "the offload tier's load and store bytes per second, time share and allocation failures are not shown",
+		Idle:    "KV offloading is not configured on them, or moved no block"},
 }
 
 // Present reports whether detection saw any signal of the family.

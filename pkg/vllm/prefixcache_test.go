@@ -149,8 +149,12 @@ func TestPrefixHitRateBeforeIsOffset(t *testing.T) {
 // prompt tokens are asked for only where the fleet exports them (or
 // detection saw nothing), one expression per source with its matcher.
 func TestPrefixCacheSignalsFamilies(t *testing.T) {
-	all := []string{"hit_rate", "external_hit_rate", "prompt_tokens_local_compute", "prompt_tokens_local_cache_hit", "prompt_tokens_external_kv_transfer"}
-	tests := map[string][]string{"undetected": all, "v1": all, "v1 old": {"hit_rate"}, "v0": {"hit_rate"}, "none": {"hit_rate"}}
+	v1 := []string{"hit_rate", "external_hit_rate", "prompt_tokens_local_compute", "prompt_tokens_local_cache_hit", "prompt_tokens_external_kv_transfer"}
+	// Undetected, the KV-offload families (offload.go) are asked for too.
+	all := append(append([]string(nil), v1...), "cached_tokens_device", "cached_tokens_host", "cached_tokens_p2p", "cached_tokens_disk",
+		"cached_tokens_external_unspecified", "offload_load_bytes", "offload_store_bytes", "offload_load_time_share", "offload_store_time_share",
+		"offload_allocation_failures")
+	tests := map[string][]string{"undetected": all, "v1": v1, "v1 old": {"hit_rate"}, "v0": {"hit_rate"}, "none": {"hit_rate"}}
 	bs := prefixBuilders()
 	for name, want := range tests {
 		t.Run(name, func(t *testing.T) {
