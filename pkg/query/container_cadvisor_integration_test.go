@@ -204,7 +204,10 @@ func TestContainerAgainstCgroups(t *testing.T) {
 	throttled := (a.throttled - b.throttled) / (a.periods - b.periods)
 	got := meanAfter(series(s1+"/"+limited.path+" cpu_throttled"), from.Add(5*time.Second))
 	t.Logf("limited: throttled %.3f of periods by the query, %.3f by cpu.stat (%.0f of %.0f)", got, throttled, a.throttled-b.throttled, a.periods-b.periods)
-	require.Greater(t, throttled, 0.2, "the burner keeps the 0.2-CPU cgroup throttled (nearly every period on an idle machine)")
+	// Nearly every period on an idle machine; in a full CI run the other
+	// tests held both cores and the burner got 0.08 of its 0.2 CPUs, throttled
+	// in 0.126 of periods: the comparison needs throttling, not a share.
+	require.Greater(t, throttled, 0.05, "the burner keeps the 0.2-CPU cgroup throttled")
 	require.Nil(t, fr[s2+"/"+free.path+" cpu_throttled"], "a cgroup without a quota has no CFS periods: no throttling series")
 	require.InDelta(t, throttled, got, 0.1, "cpu_throttled against cpu.stat's nr_throttled / nr_periods")
 	_, cpuLimit := lastPoint(series(s1 + "/" + limited.path + " cpu_limit"))
