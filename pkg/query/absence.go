@@ -155,3 +155,49 @@ func (p *plan) activity(ctx context.Context, key vllm.SignalKey) (vllm.Activity,
 	}
 	return a, true
 }
+
+// familyNotices explains each optional family the answer lacks, in the
+// families' order: the fleet does not export it (with the version and
+// setting that do), the selection matches no engine, or the engines export
+// it and looked nothing up in the range.
+func (p *plan) familyNotices(ctx context.Context, m prom.Matrix, fams []vllm.PrefixFamily) []data.Notice {
+	var out []data.Notice
+	det, prefix := p.builder.Detected, p.builder.Prefix
+	present := tagsOf(m)
+	var idle []vllm.PrefixFamily
+	for _, fam := range fams {
+		switch {
+		case det.Found() && !fam.Present(det):
+			out = append(out, infoNotice(vllm.PrefixMissingText(fam, prefix)))
+		case !answered(present, fam.Signal):
+			idle = append(idle, fam)
+		}
+	}
+	if len(idle) == 0 {
+		return out
+	}
+	if none, done := p.noEngines(ctx); done {
+		return append(out, none...)
+	}
+	for _, fam := range idle {
+		out = append(out, infoNotice(vllm.PrefixIdleText(fam, prefix, p.window)))
+	}
+	return out
+}
+
+// answered reports whether the answer holds the signal; a name ending in
+// "*" matches every signal it begins.
+func answered(present map[string]bool, signal string) bool {
+	stem, wild := strings.CutSuffix(signal, "*")
+	for s := range present {
+		if s == signal || (wild && strings.HasPrefix(s, stem)) {
+			return true
+		}
+	}
+	return false
+}
+
+// infoNotice is a notice of severity info.
+func infoNotice(text string) data.Notice {
+	return data.Notice{Severity: data.NoticeSeverityInfo, Text: text}
+}

@@ -2,13 +2,11 @@ package query
 
 import (
 	"context"
-	"strings"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/inferops/vllm-datasource/pkg/frames"
 	"github.com/inferops/vllm-datasource/pkg/models"
-	"github.com/inferops/vllm-datasource/pkg/prom"
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
@@ -27,7 +25,8 @@ var prefixUnits = func() map[string]string {
 // tokens per second by source and cached prompt tokens by tier, and the
 // KV-offload tier's transfers, each a plain range expression run
 // concurrently. A family the fleet lacks is an info notice naming the
-// metric and the vLLM setting behind it, never an error.
+// metric and the vLLM setting behind it, never an error (familyNotices,
+// absence.go); V0's slow gauge is said here, since only this type reads it.
 func (p *plan) prefixCache(ctx context.Context, _ models.PrefixCacheOptions) (data.Frames, error) {
 	sigs := p.builder.PrefixCacheSignals(p.query.Grouping, p.query.Filters, p.window)
 	m, warn, err := p.signals(ctx, sigs)
@@ -35,57 +34,11 @@ func (p *plan) prefixCache(ctx context.Context, _ models.PrefixCacheOptions) (da
 		return nil, err
 	}
 	notices := p.noticesFor(warningNotices(warn))
-	notices = append(notices, p.prefixNotices(ctx, m)...)
+	if p.builder.Detected.HasSignal(vllm.PrefixHitRate) {
+		notices = append(notices, infoNotice(vllm.PrefixV0Text(p.builder.Prefix)))
+	}
+	notices = append(notices, p.familyNotices(ctx, m, vllm.PrefixFamilies)...)
 	return frames.TimeSeries(m, frames.SeriesOptions{Unit: "short", Units: prefixUnits, Legend: p.query.Legend,
 		GroupLabels: p.builder.GroupLabels(p.query.Grouping), Executed: p.executed(exprsOf(sigs)...),
 		Notices: notices}), nil
-}
-
-// prefixNotices explains each prefix-cache family the answer lacks: the
-// fleet does not export it (with the version and setting that do), the
-// selection matches no engine, or the engines export it and looked
-// nothing up. It also says when V0's gauge stands in for the counters.
-func (p *plan) prefixNotices(ctx context.Context, m prom.Matrix) []data.Notice {
-	var out []data.Notice
-	det, prefix := p.builder.Detected, p.builder.Prefix
-	if det.HasSignal(vllm.PrefixHitRate) {
-		out = append(out, infoNotice(vllm.PrefixV0Text(prefix)))
-	}
-	present := tagsOf(m)
-	var idle []vllm.PrefixFamily
-	for _, fam := range vllm.PrefixFamilies {
-		switch {
-		case det.Found() && !fam.Present(det):
-			out = append(out, infoNotice(vllm.PrefixMissingText(fam, prefix)))
-		case !answered(present, fam.Signal):
-			idle = append(idle, fam)
-		}
-	}
-	if len(idle) == 0 {
-		return out
-	}
-	if none, done := p.noEngines(ctx); done {
-		return append(out, none...)
-	}
-	for _, fam := range idle {
-		out = append(out, infoNotice(vllm.PrefixIdleText(fam, prefix, p.window)))
-	}
-	return out
-}
-
-// answered reports whether the answer holds the signal; a name ending in
-// "*" matches every signal it begins.
-func answered(present map[string]bool, signal string) bool {
-	stem, wild := strings.CutSuffix(signal, "*")
-	for s := range present {
-		if s == signal || (wild && strings.HasPrefix(s, stem)) {
-			return true
-		}
-	}
-	return false
-}
-
-// infoNotice is a notice of severity info.
-func infoNotice(text string) data.Notice {
-	return data.Notice{Severity: data.NoticeSeverityInfo, Text: text}
 }
