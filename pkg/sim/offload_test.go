@@ -58,6 +58,7 @@ func TestOffloadFamiliesOnlyWithTheFlag(t *testing.T) {
 		s := scrape(t, fresh, 0)
 		require.Equal(t, offloadFamilyNames, helpNames(s.text, "vllm:kv_offload_"))
 		require.Contains(t, s.text, `kv_offloading_size="4.0"`)
+		require.Equal(t, Release032, fresh.instances[0].cfg.Release, "an instance with offloading is a 0.32 instance")
 		require.Zero(t, s.value(t, "vllm:kv_offload_total_bytes_total", map[string]string{"transfer_type": "CPU_to_GPU"}))
 		require.Zero(t, s.value(t, "vllm:kv_offload_total_bytes_total", map[string]string{"transfer_type": "GPU_to_CPU"}))
 		for _, lazy := range []string{"vllm:kv_offload_store_bytes_total", "vllm:kv_offload_load_bytes_total",
