@@ -413,9 +413,10 @@ func (e *engine) startJob(keys []blockKey, store bool) {
 
 // completeOffload applies the transfers done by now, in completion order:
 // stored blocks become evictable, loaded ones unpinned, and the counters
-// count them.
+// count them. A wedged engine's transfers never complete: its hung worker
+// runs them.
 func (e *engine) completeOffload() {
-	if !e.off.on || len(e.off.jobs) == 0 {
+	if !e.off.on || len(e.off.jobs) == 0 || e.wedged {
 		return
 	}
 	slices.SortStableFunc(e.off.jobs, func(a, b offloadJob) int { return cmpDuration(a.done, b.done) })

@@ -192,6 +192,23 @@ func TestOffloadIsTheSameHoweverTimeIsChopped(t *testing.T) {
 	require.Equal(t, one, run(75*time.Millisecond)) // 800 chunks, ending mid-step
 }
 
+// TestWedgedEngineTransfersNothing: a hung worker completes no transfer,
+// so the offload counters stop with the engine.
+func TestWedgedEngineTransfersNothing(t *testing.T) {
+	p := offloadEngine(1, 600, 16)
+	p.WedgeAfter, p.KVOffloadBandwidth = 30*time.Second, 1e8 // slow copies: some in flight at any instant
+	f := newTestFleet(t, nil, InstanceConfig{Model: "m", Engine: p})
+	require.NoError(t, f.Advance(30*time.Second))
+	before := f.Snapshot().Engines[0]
+	require.True(t, before.Wedged)
+	require.Positive(t, before.OffloadStoreBytes)
+	require.NotEmpty(t, f.engines[0].off.jobs, "transfers were in flight when it wedged")
+	require.NoError(t, f.Advance(time.Minute))
+	after := f.Snapshot().Engines[0]
+	require.Equal(t, before.OffloadStoreBytes, after.OffloadStoreBytes)
+	require.Equal(t, before.OffloadLoadBytes, after.OffloadLoadBytes)
+}
+
 func TestOffloadConfigErrors(t *testing.T) {
 	tests := []struct {
 		name string
