@@ -127,8 +127,9 @@ type EngineState struct {
 	KVTransferring                             int // requests pulling KV now (part of Waiting)
 
 	// KV offloading (offload.go): cached prompt tokens by tier, as
-	// prompt_tokens_cached_by_source_total shows them (keys device and
-	// host; only non-zero tiers, nil before any); the tier's completed
+	// prompt_tokens_cached_by_source_total shows them on a 0.32 instance
+	// without a role (keys device and host; only non-zero tiers, nil
+	// before any; counted for every V1 engine); the tier's completed
 	// transfers (kv_offload_{load,store}_{bytes,time}_total, the times in
 	// seconds), its failed store allocations
 	// (kv_offload_allocation_failure_total), its size and fill in blocks,
