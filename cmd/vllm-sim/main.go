@@ -254,6 +254,10 @@ func registerFeatureFlags(fs *flag.FlagSet, p *sim.EngineParams) {
 	fs.StringVar(&p.KVLoadFailurePolicy, "kv-load-failure-policy", p.KVLoadFailurePolicy, "what a failed KV transfer does to its request: fail (vLLM's default: finished_reason=\"error\") or recompute (prefill locally)")
 	fs.Float64Var(&p.KVNotifyFailRate, "kv-notify-fail-rate", p.KVNotifyFailRate, "decode instances: chance the notification after a good transfer fails")
 	fs.Float64Var(&p.KVExpireRate, "kv-expire-rate", p.KVExpireRate, "prefill instances: chance a finished request's KV expires unread; POST /debug/kv-expire?count=N adds N")
+	fs.Float64Var(&p.KVOffloadingSize, "kv-offloading-size", p.KVOffloadingSize, "vLLM's KV offloading to CPU memory: GiB of host memory for the tier (0: off, vLLM's None); an instance with it exposes vLLM 0.32's families (V1 only, no role)")
+	fs.StringVar(&p.KVOffloadingBackend, "kv-offloading-backend", p.KVOffloadingBackend, "KV offloading backend: native (vLLM's OffloadingConnector; lmcache is not simulated)")
+	fs.Float64Var(&p.KVOffloadBandwidth, "kv-offload-bandwidth", p.KVOffloadBandwidth, "KV offloading: GPU↔CPU copy rate, bytes per second each way")
+	fs.IntVar(&p.PrefixPopulation, "prefix-population", p.PrefixPopulation, "KV offloading: distinct shared prefixes the prompts' cached parts come from (the caches' working set)")
 }
 
 // expand turns the layout flags into instance configs.

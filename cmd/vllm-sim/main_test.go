@@ -106,6 +106,18 @@ func TestParseArgs(t *testing.T) {
 			require.Equal(t, 0.03, p.KVNotifyFailRate)
 			require.Equal(t, 0.04, p.KVExpireRate)
 		}},
+		{"offload defaults are off", nil, func(t *testing.T, c sim.Config) {
+			require.Zero(t, c.Engine.KVOffloadingSize)
+			require.Equal(t, sim.OffloadNative, c.Engine.KVOffloadingBackend)
+		}},
+		{"offload flags", []string{"--kv-offloading-size", "8", "--kv-offloading-backend", "native",
+			"--kv-offload-bandwidth", "25e9", "--prefix-population", "64"}, func(t *testing.T, c sim.Config) {
+			p := c.Engine
+			require.Equal(t, 8.0, p.KVOffloadingSize)
+			require.Equal(t, sim.OffloadNative, p.KVOffloadingBackend)
+			require.Equal(t, 25e9, p.KVOffloadBandwidth)
+			require.Equal(t, 64, p.PrefixPopulation)
+		}},
 		{"roles cycle", []string{"--instances", "5", "--roles", "prefill, decode,decode"}, func(t *testing.T, c sim.Config) {
 			var roles []string
 			for _, ic := range c.Instances {

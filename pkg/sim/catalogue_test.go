@@ -77,13 +77,13 @@ func optIn(name string) bool {
 // release032 are the current V1 families of the table that the simulator
 // exposes only for InstanceConfig.Release "0.32" (the reference profile
 // predates them).
-var release032 = []string{"vllm:admission_rejections_total", "vllm:request_num_preemptions", "vllm:scheduler_policy_info"}
+var release032 = []string{"vllm:admission_rejections_total", "vllm:request_num_preemptions", "vllm:scheduler_policy_info",
+	"vllm:prompt_tokens_cached_by_source_total"}
 
 // notModelled are current V1 families of the table the simulator does not
 // expose, each with why; TestNotModelledIsExact keeps the list exact.
 var notModelled = map[string]string{
 	"vllm:request_priority":                      "only with --scheduling-policy priority, which is not simulated",
-	"vllm:prompt_tokens_cached_by_source_total":  "the source values' meaning (device, host, p2p, disk) was not read from vLLM",
 	"vllm:num_requests_kv_fetch_by_stage":        "its stage values were not read from vLLM",
 	"vllm:sleep_mode_operation_duration_seconds": "its operation values and buckets were not read from vLLM",
 }
@@ -197,11 +197,18 @@ func TestExpositionMatchesCatalogue(t *testing.T) {
 		{"v1 data parallel", V1, 3, ""},
 		{"v1 0.32", V1, 1, Release032},
 		{"v1 0.32 data parallel", V1, 2, Release032},
+		{"v1 0.32 with KV offloading", V1, 1, Release032},
 		{"v0", V0, 1, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newTestFleet(t, nil, InstanceConfig{Model: "org/model-a", Engines: tt.dp, Generation: tt.gen, Release: tt.release})
+			ic := InstanceConfig{Model: "org/model-a", Engines: tt.dp, Generation: tt.gen, Release: tt.release}
+			if strings.Contains(tt.name, "offloading") {
+				// A GPU smaller than the prompts' working set, so the tier
+				// also loads: every offload family gets its series.
+				ic.Engine = offloadEngine(1, 600, 16)
+			}
+			f := newTestFleet(t, nil, ic)
 			require.NoError(t, f.Advance(2*time.Minute)) // every family gets observations
 			got := scrape(t, f, 0)
 			want := expectedFamilies(t, cat, tt.gen, tt.release)
@@ -377,6 +384,13 @@ var notCataloguedYet = []string{
 	"vllm:nixl_post_time_seconds", "vllm:nixl_num_descriptors",
 	// V1 0.32: the policy (priority scheduling is not simulated).
 	"vllm:scheduler_policy_info",
+	// V1 0.32 with KV offloading: the deprecated transfer_type families,
+	// the transfer sizes, the lookup delay and the CPU usage gauges
+	// (prefixCache reads bytes, time and failures).
+	"vllm:kv_offload_total_bytes_total", "vllm:kv_offload_total_time_total", "vllm:kv_offload_size",
+	"vllm:kv_offload_load_size", "vllm:kv_offload_store_size", "vllm:kv_offload_lookup_sync_delay_seconds",
+	"vllm:kv_offload_cpu_cache_usage_perc", "vllm:kv_offload_cpu_cache_write_usage_perc",
+	"vllm:kv_offload_cpu_cache_read_usage_perc",
 	// V0 only.
 	"vllm:cpu_prefix_cache_hit_rate", "vllm:time_in_queue_requests",
 }
@@ -398,15 +412,9 @@ func pluginFamilies(g Generation) map[string]vllm.Signal {
 }
 
 // pluginNotSimulated are V1 families the plugin reads that the simulator
-// does not expose yet, each with why; the test fails once it does.
-var pluginNotSimulated = map[string]string{
-	"vllm:prompt_tokens_cached_by_source_total": notModelled["vllm:prompt_tokens_cached_by_source_total"],
-	"vllm:kv_offload_load_bytes_total":          "no KV-offload tier is simulated (prefixCache reads it from recorded expositions)",
-	"vllm:kv_offload_load_time_total":           "no KV-offload tier is simulated (prefixCache reads it from recorded expositions)",
-	"vllm:kv_offload_store_bytes_total":         "no KV-offload tier is simulated (prefixCache reads it from recorded expositions)",
-	"vllm:kv_offload_store_time_total":          "no KV-offload tier is simulated (prefixCache reads it from recorded expositions)",
-	"vllm:kv_offload_allocation_failure_total":  "no KV-offload tier is simulated (prefixCache reads it from recorded expositions)",
-}
+// does not expose yet, each with why; the test fails once it does. Empty
+// since the KV-offload tier (offload.go) exposes what prefixCache reads.
+var pluginNotSimulated = map[string]string{}
 
 // TestSimulatorPluginAndReferenceAgree checks the three descriptions of
 // vLLM's metrics against each other: every family the plugin catalogue

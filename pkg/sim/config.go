@@ -146,6 +146,21 @@ type EngineParams struct {
 	// default; "" means fail) finishes the request with
 	// finished_reason="error", "recompute" prefills it locally instead.
 	KVLoadFailurePolicy string `json:"kv_load_failure_policy"`
+
+	// KV offloading to CPU memory (see offload.go), vLLM's
+	// --kv-offloading-size (GiB of host memory for the tier, summed over
+	// the tensor-parallel ranks; 0 is vLLM's None: off) and
+	// --kv-offloading-backend ("native", vLLM's OffloadingConnector; ""
+	// means native; "lmcache" is not simulated). An instance with
+	// offloading is a V1 instance of release 0.32 without a role.
+	// KVOffloadBandwidth is the GPU↔CPU copy rate in bytes per second
+	// each way; PrefixPopulation is how many distinct shared prefixes
+	// (system prompts, documents) the prompts' cached parts come from,
+	// which sets the working set the caches must hold.
+	KVOffloadingSize    float64 `json:"kv_offloading_size"`
+	KVOffloadingBackend string  `json:"kv_offloading_backend"`
+	KVOffloadBandwidth  float64 `json:"kv_offload_bandwidth"`
+	PrefixPopulation    int     `json:"prefix_population"`
 }
 
 // KV load failure policies (vllm/config/kv_transfer.py).
@@ -189,6 +204,9 @@ func DefaultEngineParams() EngineParams {
 		KVBytesPerToken:      131072, // Llama-3.1-8B in bf16: 2·32 layers·8 KV heads·128·2 bytes
 		KVExpireRate:         0.001,
 		KVLoadFailurePolicy:  KVLoadFail,
+		KVOffloadingBackend:  OffloadNative,
+		KVOffloadBandwidth:   20e9, // pinned host memory over PCIe Gen4 x16
+		PrefixPopulation:     1024,
 	}
 }
 
@@ -314,6 +332,11 @@ func (ic InstanceConfig) normalized(def EngineParams) InstanceConfig {
 		p = *ic.Engine
 	}
 	ic.Engine = &p
+	// The simulated offload tier exports vLLM 0.32's families, so an
+	// instance with it is a 0.32 instance.
+	if p.KVOffloadingSize > 0 && ic.Generation == V1 && ic.Release == "" {
+		ic.Release = Release032
+	}
 	return ic
 }
 
@@ -364,6 +387,9 @@ func (ic InstanceConfig) validate() error {
 		return fmt.Errorf("%w: release %q is not one of \"\" or %q (V1 only)", ErrInvalidConfig, ic.Release, Release032)
 	}
 	if err := ic.validateRole(); err != nil {
+		return err
+	}
+	if err := ic.validateOffload(); err != nil {
 		return err
 	}
 	return ic.Engine.validate()

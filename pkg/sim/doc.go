@@ -22,7 +22,10 @@
 // max_loras admission (EngineParams.LoRAAdapters; lora_requests_info), and
 // prefill/decode disaggregation (InstanceConfig.Role), where decode
 // instances pull each prompt's KV over NIXL (nixl_*, external prefix-cache
-// counters, Fleet.FailKVTransfers). EngineParams.ErrorRate finishes
+// counters, Fleet.FailKVTransfers), and vLLM's native KV offloading to
+// CPU memory (EngineParams.KVOffloadingSize; kv_offload_*, a GPU prefix
+// cache over shared prefixes that evicts, write-through stores and loads
+// back, prompt_tokens_cached_by_source). EngineParams.ErrorRate finishes
 // requests with finished_reason="error".
 //
 // Engines are grouped into instances. An instance is one vLLM server: one

@@ -51,9 +51,10 @@ type engine struct {
 	preemptionLog ring[PreemptionEvent]
 	completedLog  ring[CompletedRequest]
 
-	spec specStats // speculative decoding (spec.go)
-	lora loraState // LoRA adapters (lora.go)
-	kv   kvState   // prefill/decode roles and NIXL transfers (disagg.go)
+	spec specStats    // speculative decoding (spec.go)
+	lora loraState    // LoRA adapters (lora.go)
+	kv   kvState      // prefill/decode roles and NIXL transfers (disagg.go)
+	off  offloadState // KV offloading to CPU and the GPU prefix cache it needs (offload.go)
 
 	siblings []*engine // the ranks of this engine's instance, itself included
 }
@@ -153,6 +154,7 @@ func newEngine(ic InstanceConfig, s engineSetup) *engine {
 	}
 	e.lora = newLoRAState(e.gen, p)
 	e.kv = newKVState(ic.Role, e.gen)
+	e.off = newOffloadState(p, e.gen)
 	e.nextArrival = e.drawGap(0)
 	return e
 }
@@ -184,6 +186,7 @@ func (e *engine) advanceTo(until time.Duration) {
 		}
 	}
 	e.elapse(until)
+	e.completeOffload()
 }
 
 // eventKind orders the engine's events; at the same instant a step ends
@@ -303,7 +306,9 @@ func (e *engine) newRequest() *request {
 		// _update_stats_from_finished does not look at the reason).
 		r.target, r.reason = 1+e.rng.IntN(r.target), reasonError
 	}
-	if e.p.PrefixCaching {
+	if e.off.on {
+		e.drawPrefix(r)
+	} else if e.p.PrefixCaching {
 		r.cached = e.prefixHit(r.prompt)
 	}
 	r.numTokens = r.prompt

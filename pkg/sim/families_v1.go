@@ -1,5 +1,7 @@
 package sim
 
+import "slices"
+
 // v1Families is what a current vLLM V1 engine (upstream main, 2026-05) with
 // default options exposes, in its registration order: no LoRA, speculative
 // decoding, KV connector or --kv-cache-metrics families, and no *_created
@@ -25,16 +27,30 @@ func instanceFamilies(ic InstanceConfig) []family {
 	if roles {
 		fams = append(fams, nixlFamilies()...)
 	}
+	if ic.Engine.KVOffloadingSize > 0 {
+		fams = append(fams, offloadFamilies()...)
+	}
 	base := buildV1Families()
 	if ic.Release == Release032 {
 		last := len(base) - 1
 		base = append(base[:last:last], append(release032Families(), base[last])...)
+		if ic.Role == "" {
+			base = withCachedBySource(base)
+		}
 	}
 	if lora {
 		last := len(base) - 1
 		base = append(base[:last:last], loraInfoV1(), base[last])
 	}
 	return append(fams, base...)
+}
+
+// withCachedBySource inserts prompt_tokens_cached_by_source_total after
+// prompt_tokens_cached_total. A 0.32 instance with a role does not export
+// it: which source vLLM books NIXL-pulled tokens under was not read.
+func withCachedBySource(base []family) []family {
+	i := slices.IndexFunc(base, func(f family) bool { return f.name == "vllm:prompt_tokens_cached_total" })
+	return slices.Insert(base, i+1, cachedBySourceFamily())
 }
 
 func buildV1Families() []family {
@@ -143,11 +159,20 @@ func cacheConfigV1() family {
 			"is_attention_free", "False", "kv_cache_dtype_skip_layers", "[]",
 			"kv_cache_max_concurrency", pyFloat(float64(kvTokens)/float64(e.p.MaxModelLen)),
 			"kv_cache_memory_bytes", "None", "kv_cache_size_tokens", itoa(kvTokens),
-			"kv_offloading_backend", "native", "kv_offloading_size", "None",
+			"kv_offloading_backend", "native", "kv_offloading_size", offloadingSizeLabel(e.p.KVOffloadingSize),
 			"kv_sharing_fast_prefill", "False", "mamba_block_size", "None", "mamba_cache_dtype", "auto",
 			"mamba_cache_mode", "none", "mamba_page_size_padded", "None", "mamba_ssm_cache_dtype", "auto",
 			"num_cpu_blocks", "None", "num_gpu_blocks", itoa(e.p.NumGPUBlocks), "num_gpu_blocks_override", "None",
 			"prefix_caching_hash_algo", "sha256", "prefix_match_unit", itoa(e.p.BlockSize), "sliding_window", "None", "user_specified_block_size", "False",
 			"user_specified_mamba_block_size", "False")
 	}, nil}
+}
+
+// offloadingSizeLabel is CacheConfig.kv_offloading_size as Python prints
+// it: None when off, else the GiB as a float ("4.0").
+func offloadingSizeLabel(gib float64) string {
+	if gib <= 0 {
+		return "None"
+	}
+	return pyFloat(gib)
 }

@@ -46,7 +46,7 @@ func (e *engine) fastForward(until time.Duration) {
 // plainDecode: the batch in flight is every running request decoding one
 // token, nothing waits or moves KV, and no feature acts per step.
 func (e *engine) plainDecode() bool {
-	if !e.busy || e.wedged || e.sleepLevel != 0 || e.lora.on || e.specOn() || e.numWaiting() > 0 ||
+	if !e.busy || e.wedged || e.sleepLevel != 0 || e.lora.on || e.specOn() || e.off.on || e.numWaiting() > 0 ||
 		len(e.batch) != len(e.running) {
 		return false
 	}

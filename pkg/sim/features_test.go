@@ -33,7 +33,11 @@ func featureFleet(t testing.TB, gen Generation) *Fleet {
 	return newTestFleet(t, nil,
 		InstanceConfig{Model: "m", Release: Release032, Engine: withEngine(func(p *EngineParams) { p.SpecTokens, p.LoRAAdapters = 3, 6 })},
 		InstanceConfig{Model: "m", Role: RolePrefill},
-		InstanceConfig{Model: "m", Role: RoleDecode})
+		InstanceConfig{Model: "m", Role: RoleDecode},
+		// KV offloading: a tier that loads what a small GPU evicted, and a
+		// tier too small for a prompt, whose stores fail.
+		InstanceConfig{Model: "m", Engine: offloadEngine(1, 600, 16)},
+		InstanceConfig{Model: "m", Engine: offloadEngine(0.02, 600, 16)})
 }
 
 // scrapeAll merges the families of every instance's exposition.

@@ -41,6 +41,11 @@ type request struct {
 	remote        bool
 	external      int
 	prefixCounted bool // the prefix-cache counters have seen it
+	// With KV offloading (offload.go): the shared prefix the request's
+	// first reusable tokens come from, how many tokens that is, how many
+	// of the cached ones came from the CPU tier, how many shared blocks it
+	// holds on the GPU, and the next block to offer to the tier.
+	doc, reusable, host, held, stored int
 
 	numTokens int
 	outputs   int

@@ -66,6 +66,7 @@ func (e *engine) grow(r *request, n int) bool {
 	}
 	e.freeBlocks -= need
 	r.blocks += need
+	e.trimGPUCache()
 	return true
 }
 
@@ -94,6 +95,7 @@ func (e *engine) scheduleWaiting(budget int) {
 			}
 			continue
 		}
+		e.offloadLookup(r)
 		n := min(r.numTokens-r.cached, budget)
 		need := e.blocksFor(r.cached + n)
 		if need > e.freeBlocks || (e.p.ReserveFullISL && e.blocksFor(r.numTokens) > e.freeBlocks) {
@@ -112,6 +114,7 @@ func (e *engine) admit(r *request, blocks int) {
 	e.freeBlocks -= blocks
 	r.blocks = blocks
 	r.computed = r.cached
+	e.offloadAdmit(r)
 	e.countPrefix(r)
 	e.enterRunning(r)
 }
@@ -125,7 +128,13 @@ func (e *engine) countPrefix(r *request) {
 	r.prefixCounted = true
 	if e.p.PrefixCaching {
 		e.st.prefixQueries += int64(r.numTokens)
-		e.st.prefixHits += int64(r.cached)
+		e.st.prefixHits += int64(r.cached - r.host)
+	}
+	if e.off.on {
+		// The connector's lookup: what the GPU did not have, and what the
+		// CPU tier gave (scheduler.py connector_prefix_cache_stats).
+		e.kv.extQueries += int64(r.numTokens - (r.cached - r.host))
+		e.kv.extHits += int64(r.host)
 	}
 }
 
@@ -152,6 +161,7 @@ func (e *engine) preempt(v *request) {
 	e.running = e.running[:len(e.running)-1]
 	e.lora.leaveRunning(v)
 	e.freeBlocks += v.blocks
+	e.offloadFree(v)
 	v.blocks, v.computed = 0, 0
 	v.preemptions++
 	v.waitStart = e.now
@@ -223,6 +233,7 @@ func (e *engine) finishStep() {
 			e.emitTokens(s.r, 1)
 		}
 	}
+	e.offloadAfterStep()
 	if e.iterTokens > 0 && !e.lean {
 		e.h.iteration.observe(float64(e.iterTokens))
 	}
@@ -252,7 +263,8 @@ func (e *engine) emitTokens(r *request, m int) {
 		// prefix-cache hits.
 		e.st.promptTokens += int64(r.prompt)
 		e.st.cachedPromptTokens += int64(r.cached + r.external)
-		e.kv.extPromptTokens += int64(r.external)
+		e.kv.extPromptTokens += int64(r.external + r.host)
+		e.countCachedBySource(r)
 		e.iterTokens += r.prompt - r.cached - r.external
 	} else if !e.lean {
 		e.h.itl.observe(seconds(e.now - r.lastToken))
@@ -296,6 +308,7 @@ func (e *engine) release(r *request) {
 	r.done = true
 	e.lora.finished(r)
 	e.freeBlocks += r.blocks
+	e.offloadFree(r)
 	r.blocks = 0
 	e.st.completed++
 	e.st.totalWait += r.totalWait

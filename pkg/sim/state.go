@@ -125,6 +125,21 @@ type EngineState struct {
 	KVTransfers, KVTransferFailures            int64
 	KVNotificationFailures, KVExpired, KVBytes int64
 	KVTransferring                             int // requests pulling KV now (part of Waiting)
+
+	// KV offloading (offload.go): cached prompt tokens by tier, as
+	// prompt_tokens_cached_by_source_total shows them on a 0.32 instance
+	// without a role (keys device and host; only non-zero tiers, nil
+	// before any; counted for every V1 engine); the tier's completed
+	// transfers (kv_offload_{load,store}_{bytes,time}_total, the times in
+	// seconds), its failed store allocations
+	// (kv_offload_allocation_failure_total), its size and fill in blocks,
+	// and the shared-prefix blocks the GPU prefix cache evicted.
+	CachedBySource                          map[string]int64
+	OffloadLoadBytes, OffloadStoreBytes     int64
+	OffloadLoadSeconds, OffloadStoreSeconds float64
+	OffloadAllocationFailures               int64
+	OffloadCPUBlocks, OffloadCPUBlocksUsed  int
+	GPUPrefixEvictions                      int64
 }
 
 // Snapshot is the state of every engine, in fleet order (instances in
@@ -180,4 +195,23 @@ func (e *engine) featureState(s *EngineState) {
 	s.KVTransfers, s.KVTransferFailures, s.KVBytes = e.kv.transfers, e.kv.failures, e.kv.bytes
 	s.KVNotificationFailures, s.KVExpired = e.kv.notifFailures, e.kv.expired
 	s.KVTransferring = len(e.kv.xfers)
+	e.offloadState(s)
+}
+
+// offloadState fills the truth of the offload tier.
+func (e *engine) offloadState(s *EngineState) {
+	for src, n := range e.off.bySource {
+		if n > 0 {
+			if s.CachedBySource == nil {
+				s.CachedBySource = map[string]int64{}
+			}
+			s.CachedBySource[cacheSourceNames[src]] = n
+		}
+	}
+	o := &e.off
+	s.OffloadLoadBytes, s.OffloadStoreBytes = o.loadBytes, o.storeBytes
+	s.OffloadLoadSeconds, s.OffloadStoreSeconds = seconds(o.loadTime), seconds(o.storeTime)
+	s.OffloadAllocationFailures = o.failures
+	s.OffloadCPUBlocks, s.OffloadCPUBlocksUsed = o.capacity, len(o.cpu)
+	s.GPUPrefixEvictions = o.gpuEvictions
 }

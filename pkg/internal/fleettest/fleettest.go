@@ -205,3 +205,22 @@ func StallFleet(seed uint64) sim.Config {
 	}
 	return cfg
 }
+
+// OffloadFleet has two vLLM 0.32 instances with native KV offloading
+// (--kv-offloading-size), one engine each at 6 requests/s, whose prompts reuse prefixes of
+// 64 shared documents (prefix hit rate 0.9): instance 0's GPU (256 blocks)
+// cannot keep that working set, so its 4 GiB tier serves what the GPU
+// evicted; instance 1's tier (0.02 GiB, ten 2 MiB blocks) is smaller than
+// most prompts, so its stores fail allocation.
+func OffloadFleet(seed uint64) sim.Config {
+	cfg := HotFleet(seed)
+	cfg.Rate = 6
+	cfg.Engine.PrefixHitRate, cfg.Engine.PrefixPopulation, cfg.Engine.NumGPUBlocks = 0.9, 64, 256
+	roomy, tiny := cfg.Engine, cfg.Engine
+	roomy.KVOffloadingSize, tiny.KVOffloadingSize = 4, 0.02
+	cfg.Instances = []sim.InstanceConfig{
+		{Model: "meta-llama/Llama-3.1-8B-Instruct", Engine: &roomy},
+		{Model: "meta-llama/Llama-3.1-8B-Instruct", Engine: &tiny},
+	}
+	return cfg
+}
