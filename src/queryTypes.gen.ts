@@ -124,6 +124,8 @@ export type VllmOptionField =
   | 'quantiles'
   | 'family'
   | 'format'
+  | 'byPriority'
+  | 'priorities'
   | 'asSeries'
   | 'perRequest'
   | 'k'
@@ -149,6 +151,8 @@ export interface VllmQueryOptions {
   quantiles?: Array<number | string>;
   family?: string;
   format?: string;
+  byPriority?: boolean;
+  priorities?: string[];
   asSeries?: boolean;
   perRequest?: boolean;
   k?: number | string;

@@ -1,0 +1,42 @@
+package models
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestPriorityScopeOptions: the priority grouping and filter parse into the
+// type's options, take exactly vLLM's five classes, and are refused where
+// they cannot apply.
+func TestPriorityScopeOptions(t *testing.T) {
+	tests := []struct {
+		name    string
+		js      string
+		want    PriorityScope
+		wantErr string
+	}{
+		{name: "by priority", js: `{"queryType":"waitTime","byPriority":true}`, want: PriorityScope{ByPriority: true}},
+		{name: "classes with regex characters", js: `{"queryType":"waitTime","priorities":["<-1",">1"]}`,
+			want: PriorityScope{Priorities: []string{"<-1", ">1"}}},
+		{name: "none", js: `{"queryType":"waitTime"}`},
+		{name: "a raw priority is not a class", js: `{"queryType":"waitTime","priorities":["5"]}`, wantErr: "priorities"},
+		{name: "heatmap", js: `{"queryType":"waitTime","format":"heatmap","byPriority":true}`, wantErr: "heatmap"},
+		{name: "inter-token latency", js: `{"queryType":"waitTime","family":"itl","priorities":["0"]}`, wantErr: "inter-token"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q, err := ParseQuery(Request{RefID: "A", JSON: []byte(tt.js)})
+			if tt.wantErr != "" {
+				require.ErrorIs(t, err, ErrInvalidQuery)
+				require.ErrorContains(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			o, ok := OptionsOf[WaitTimeOptions](q)
+			require.True(t, ok)
+			require.Equal(t, tt.want, o.PriorityScope)
+			require.Equal(t, tt.want.ByPriority || len(tt.want.Priorities) > 0, o.PriorityActive())
+		})
+	}
+}

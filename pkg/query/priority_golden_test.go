@@ -1,0 +1,52 @@
+package query_test
+
+import (
+	"testing"
+
+	"github.com/inferops/vllm-datasource/pkg/internal/fleettest"
+	"github.com/inferops/vllm-datasource/pkg/sim"
+)
+
+// priorityWaitGoldenQueries pin waitTime grouped and filtered by vLLM's
+// priority label. Their recordings (priority_wait_<fleet>.json) come from
+// priorityFleet (a 0.32 server scheduling by priority beside a 0.32 one
+// scheduling first come, first served and an older V1 one) and from the
+// hot fleet, which has no priority anywhere: its goldens pin the notice.
+var priorityWaitGoldenQueries = map[string]string{
+	"wait_by_priority":          `{"queryType":"waitTime","grouping":"none","byPriority":true}`,
+	"wait_instance_by_priority": `{"queryType":"waitTime","grouping":"instance","byPriority":true,"quantiles":[0.99],"live":true}`,
+	"wait_high_and_low_only":    `{"queryType":"waitTime","grouping":"instance","family":"ttft","priorities":["<-1",">1"]}`,
+}
+
+// priorityFleet is a vLLM 0.32 server scheduling by priority near
+// saturation (priorities -3, -1, 0, 1 and 5, so all five label values),
+// beside a 0.32 server scheduling first come, first served and an older V1
+// server with two engines: a fleet moving to priority scheduling.
+func priorityFleet(seed uint64) sim.Config {
+	cfg := sim.DefaultConfig()
+	cfg.Seed, cfg.Rate, cfg.Skew = seed, 3, 0
+	cfg.Engine.PromptTokens = sim.Dist{Kind: sim.LogNormal, A: 200, B: 0.5}
+	cfg.Engine.OutputTokens = sim.Dist{Kind: sim.LogNormal, A: 80, B: 0.5}
+	prio := cfg.Engine
+	prio.MaxNumSeqs, prio.SchedulingPolicy = 16, sim.PolicyPriority
+	prio.PriorityMix = sim.PriorityMix{{Priority: -3, Weight: 1}, {Priority: -1, Weight: 1}, {Priority: 0, Weight: 2},
+		{Priority: 1, Weight: 1}, {Priority: 5, Weight: 1}}
+	cfg.Instances = []sim.InstanceConfig{
+		{Model: "m", Engines: 1, Release: sim.Release032, RateFactor: 4.4, Engine: &prio},
+		{Model: "m", Engines: 1, Release: sim.Release032},
+		{Model: "m", Engines: 2},
+	}
+	return cfg
+}
+
+func init() {
+	setFleets["priority_wait_"] = map[string]func(uint64) sim.Config{
+		"mixed": priorityFleet,
+		"fcfs":  fleettest.HotFleet,
+	}
+}
+
+// TestPriorityWaitGoldenFrames replays the priority waitTime recordings.
+func TestPriorityWaitGoldenFrames(t *testing.T) {
+	checkGoldens(t, "priority_wait_", priorityWaitGoldenQueries)
+}
