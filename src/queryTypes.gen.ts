@@ -121,11 +121,11 @@ export const QUERY_TYPE_WORDING: Record<VllmQueryType, { label: string; descript
 /** Every option field of every query type (pkg/models/querytable.go): what a validation message can be filed under. */
 export type VllmOptionField =
   | 'live'
+  | 'byPriority'
+  | 'priorities'
   | 'quantiles'
   | 'family'
   | 'format'
-  | 'byPriority'
-  | 'priorities'
   | 'asSeries'
   | 'perRequest'
   | 'k'
@@ -148,11 +148,11 @@ export type VllmOptionField =
 /** Every option field as the query JSON carries it, typed by its kind; VllmQuery (types.ts) extends and narrows it. */
 export interface VllmQueryOptions {
   live?: boolean;
+  byPriority?: boolean;
+  priorities?: string[];
   quantiles?: Array<number | string>;
   family?: string;
   format?: string;
-  byPriority?: boolean;
-  priorities?: string[];
   asSeries?: boolean;
   perRequest?: boolean;
   k?: number | string;

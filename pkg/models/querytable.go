@@ -25,7 +25,7 @@ var schema = Schema{
 	Types: []TypeSpec{
 		// live: the panel subscribes to the data source's live channel
 		// (pkg/live) and is pushed the queue every scrape interval.
-		typed[QueueOptions](common(QueryQueue, liveOption)).worded("Queue depth",
+		typed[QueueOptions](common(QueryQueue, append([]Option{liveOption}, priorityOptions()...)...)).worded("Queue depth",
 			"Running and waiting requests"),
 		typed[WaitTimeOptions](common(QueryWaitTime, append([]Option{quantiles,
 			{Field: "family", Kind: KindChoice, Default: "queue_time",

@@ -39,14 +39,29 @@ func priorityFleet(seed uint64) sim.Config {
 	return cfg
 }
 
+// priorityQueueGoldenQueries pin the queue's per-priority series
+// (priority_queue_<fleet>.json).
+var priorityQueueGoldenQueries = map[string]string{
+	"queue_by_priority":      `{"queryType":"queue","grouping":"instance","byPriority":true}`,
+	"queue_default_only":     `{"queryType":"queue","grouping":"model","priorities":["0"]}`,
+	"queue_none_by_priority": `{"queryType":"queue","grouping":"none","byPriority":true,"priorities":["-1","1"]}`,
+}
+
 func init() {
-	setFleets["priority_wait_"] = map[string]func(uint64) sim.Config{
-		"mixed": priorityFleet,
-		"fcfs":  fleettest.HotFleet,
+	for _, set := range []string{"priority_wait_", "priority_queue_"} {
+		setFleets[set] = map[string]func(uint64) sim.Config{
+			"mixed": priorityFleet,
+			"fcfs":  fleettest.HotFleet,
+		}
 	}
 }
 
 // TestPriorityWaitGoldenFrames replays the priority waitTime recordings.
 func TestPriorityWaitGoldenFrames(t *testing.T) {
 	checkGoldens(t, "priority_wait_", priorityWaitGoldenQueries)
+}
+
+// TestPriorityQueueGoldenFrames replays the priority queue recordings.
+func TestPriorityQueueGoldenFrames(t *testing.T) {
+	checkGoldens(t, "priority_queue_", priorityQueueGoldenQueries)
 }

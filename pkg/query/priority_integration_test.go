@@ -51,7 +51,8 @@ func checkPriorityWait(t *testing.T, env *fleettest.Env, srv *promtest.Server) {
 		q("P", `{"queryType":"waitTime","quantiles":[0.99],"grouping":"instance","byPriority":true,"instances":["`+prio+`"]}`),
 		q("M", `{"queryType":"waitTime","quantiles":[0.99],"grouping":"instance","byPriority":true}`),
 		q("F", `{"queryType":"waitTime","grouping":"instance","priorities":["<-1",">1"]}`),
-		q("N", `{"queryType":"waitTime","grouping":"instance","byPriority":true,"instances":["`+fcfs+`","`+older+`"]}`))
+		q("N", `{"queryType":"waitTime","grouping":"instance","byPriority":true,"instances":["`+fcfs+`","`+older+`"]}`),
+		q("Q", `{"queryType":"queue","grouping":"instance","byPriority":true}`))
 	for ref, r := range resp.Responses {
 		require.NoError(t, r.Error, ref)
 	}
@@ -70,6 +71,22 @@ func checkPriorityWait(t *testing.T, env *fleettest.Env, srv *promtest.Server) {
 				"priority %s: histogram p99 %.3fs is more than one bucket from the simulator's %.3f..%.3fs", class, got, lo, hi)
 		}
 		require.NotContains(t, noticeTexts(resp.Responses["P"].Frames), vllm.NoPriorityText)
+	})
+
+	t.Run("queue: requests served per class against the request log", func(t *testing.T) {
+		r := resp.Responses["Q"]
+		frames := byName(r.Frames)
+		for _, class := range models.PriorityClasses {
+			at, got := lastValue(t, frames[prio+"/"+class+" served"])
+			_, _, n := simulatedClassP99(env, class, at, firstScrape)
+			t.Logf("priority %s: %.3f served/s, simulator %.3f/s", class, got, float64(n)/61)
+			require.InEpsilon(t, float64(n)/61, got, 0.25, class)
+			require.Contains(t, frames, prio+"/"+class+" queue_time_mean")
+		}
+		require.Contains(t, frames, prio+" waiting", "the gauges stay per instance: %v", keys(frames))
+		require.Contains(t, frames, fcfs+" served")
+		require.Contains(t, noticeTexts(r.Frames), vllm.QueueByPriorityText)
+		require.Contains(t, noticeTexts(r.Frames), vllm.SomeWithoutPriorityText)
 	})
 
 	t.Run("mixed fleet: the servers without priority answer without it", func(t *testing.T) {

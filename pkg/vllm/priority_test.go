@@ -67,3 +67,19 @@ func TestPriorityFilterMatchesExactly(t *testing.T) {
 	require.Len(t, f.Labels, 1, "the query's own filters are not changed")
 	require.Len(t, scoped.Labels, 2)
 }
+
+// TestQueueByPriority: nothing without a scope; with one, the served rate
+// and mean queue time per class from the queue-time histogram.
+func TestQueueByPriority(t *testing.T) {
+	b := Builder{Prefix: "vllm:", InstanceLabel: "instance"}
+	require.Empty(t, b.QueueByPriority(models.GroupInstance, models.Filters{}, models.PriorityScope{}, "1m"))
+	got := b.QueueByPriority(models.GroupModel, models.Filters{}, models.PriorityScope{ByPriority: true, Priorities: []string{">1"}}, "1m")
+	count := `sum by (model_name, priority) (rate(vllm:request_queue_time_seconds_count{priority=~">1"}[1m]))`
+	require.Equal(t, []SignalExpr{
+		{QueueServedSignal, count},
+		{QueueTimeMeanSignal, `sum by (model_name, priority) (rate(vllm:request_queue_time_seconds_sum{priority=~">1"}[1m])) / ` + count},
+	}, got)
+	for _, s := range got {
+		parse(t, s.Expr)
+	}
+}
