@@ -10,8 +10,9 @@ import (
 
 // priorityNotices says what a query grouped or filtered by priority could
 // not split: nothing when no series of the answer's priority-labelled
-// signals (those scoped says) carries the label, the engines left without
-// a priority when some do and the query groups by it.
+// signals (those scoped says) carries the label (filtered only: when the
+// filter left none), the engines left without a priority when some do and
+// the query groups by it.
 func priorityNotices(m prom.Matrix, s models.PriorityScope, scoped func(signal string) bool) []data.Notice {
 	if !s.PriorityActive() {
 		return nil
@@ -26,6 +27,11 @@ func priorityNotices(m prom.Matrix, s models.PriorityScope, scoped func(signal s
 		} else {
 			without++
 		}
+	}
+	if !s.ByPriority {
+		// Filtered without the split: the label is not in the answer,
+		// but only series that carry it can match the filter.
+		with, without = with+without, 0
 	}
 	switch {
 	case with == 0:
