@@ -40,3 +40,17 @@ func TestPriorityScopeOptions(t *testing.T) {
 		})
 	}
 }
+
+// TestSLOPriorityScope: an objective takes the scope, except on
+// inter-token latency; an availability objective ignores the family.
+func TestSLOPriorityScope(t *testing.T) {
+	q, err := ParseQuery(Request{RefID: "A", JSON: []byte(`{"queryType":"slo","family":"e2e","byPriority":true,"priorities":["-1"]}`)})
+	require.NoError(t, err)
+	o, ok := OptionsOf[SLOOptions](q)
+	require.True(t, ok)
+	require.Equal(t, PriorityScope{ByPriority: true, Priorities: []string{"-1"}}, o.PriorityScope)
+	_, err = ParseQuery(Request{RefID: "A", JSON: []byte(`{"queryType":"slo","family":"itl","byPriority":true}`)})
+	require.ErrorContains(t, err, "inter-token")
+	_, err = ParseQuery(Request{RefID: "A", JSON: []byte(`{"queryType":"slo","objective":"availability","byPriority":true}`)})
+	require.NoError(t, err)
+}

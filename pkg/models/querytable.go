@@ -135,6 +135,7 @@ var sloSpec = TypeSpec{Type: QuerySLO, Groupings: allGroupings, DefaultGrouping:
 		{Field: "window", Kind: KindDuration, Default: "28d", Durations: &DurationRange{Min: "1h", Max: "366d"}},
 		{Field: "signals", Kind: KindChoices,
 			Values: []string{"attainment", "error_budget_left", "burn_1h_5m", "burn_6h_30m", "burn_1d_2h", "burn_3d_6h"}},
+		priorityOptions()[0], priorityOptions()[1],
 	},
 	// Availability is three nines: errors are rarer than slow requests, and
 	// 99% would let one request in a hundred fail.

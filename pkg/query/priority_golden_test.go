@@ -21,10 +21,11 @@ var priorityWaitGoldenQueries = map[string]string{
 // priorityFleet is a vLLM 0.32 server scheduling by priority near
 // saturation (priorities -3, -1, 0, 1 and 5, so all five label values),
 // beside a 0.32 server scheduling first come, first served and an older V1
-// server with two engines: a fleet moving to priority scheduling.
+// server with two engines: a fleet moving to priority scheduling. The
+// request log keeps every request of a few minutes' run.
 func priorityFleet(seed uint64) sim.Config {
 	cfg := sim.DefaultConfig()
-	cfg.Seed, cfg.Rate, cfg.Skew = seed, 3, 0
+	cfg.Seed, cfg.Rate, cfg.Skew, cfg.RequestLog = seed, 3, 0, 100000
 	cfg.Engine.PromptTokens = sim.Dist{Kind: sim.LogNormal, A: 200, B: 0.5}
 	cfg.Engine.OutputTokens = sim.Dist{Kind: sim.LogNormal, A: 80, B: 0.5}
 	prio := cfg.Engine
@@ -47,8 +48,16 @@ var priorityQueueGoldenQueries = map[string]string{
 	"queue_none_by_priority": `{"queryType":"queue","grouping":"none","byPriority":true,"priorities":["-1","1"]}`,
 }
 
+// prioritySLOGoldenQueries pin slo per priority class
+// (priority_slo_<fleet>.json): a latency objective on queue time and an
+// availability objective.
+var prioritySLOGoldenQueries = map[string]string{
+	"slo_queue_by_priority": `{"queryType":"slo","grouping":"instance","family":"queue_time","threshold":1,"window":"1h","byPriority":true}`,
+	"slo_availability_high": `{"queryType":"slo","objective":"availability","grouping":"model","window":"1h","priorities":["<-1","-1"],"signals":["attainment","error_budget_left"]}`,
+}
+
 func init() {
-	for _, set := range []string{"priority_wait_", "priority_queue_"} {
+	for _, set := range []string{"priority_wait_", "priority_queue_", "priority_slo_"} {
 		setFleets[set] = map[string]func(uint64) sim.Config{
 			"mixed": priorityFleet,
 			"fcfs":  fleettest.HotFleet,
@@ -64,4 +73,9 @@ func TestPriorityWaitGoldenFrames(t *testing.T) {
 // TestPriorityQueueGoldenFrames replays the priority queue recordings.
 func TestPriorityQueueGoldenFrames(t *testing.T) {
 	checkGoldens(t, "priority_queue_", priorityQueueGoldenQueries)
+}
+
+// TestPrioritySLOGoldenFrames replays the priority slo recordings.
+func TestPrioritySLOGoldenFrames(t *testing.T) {
+	checkGoldens(t, "priority_slo_", prioritySLOGoldenQueries)
 }

@@ -52,7 +52,8 @@ func checkPriorityWait(t *testing.T, env *fleettest.Env, srv *promtest.Server) {
 		q("M", `{"queryType":"waitTime","quantiles":[0.99],"grouping":"instance","byPriority":true}`),
 		q("F", `{"queryType":"waitTime","grouping":"instance","priorities":["<-1",">1"]}`),
 		q("N", `{"queryType":"waitTime","grouping":"instance","byPriority":true,"instances":["`+fcfs+`","`+older+`"]}`),
-		q("Q", `{"queryType":"queue","grouping":"instance","byPriority":true}`))
+		q("Q", `{"queryType":"queue","grouping":"instance","byPriority":true}`),
+		q("S", `{"queryType":"slo","grouping":"instance","family":"queue_time","threshold":1,"window":"1h","byPriority":true,"signals":["attainment"],"instances":["`+prio+`"]}`))
 	for ref, r := range resp.Responses {
 		require.NoError(t, r.Error, ref)
 	}
@@ -87,6 +88,18 @@ func checkPriorityWait(t *testing.T, env *fleettest.Env, srv *promtest.Server) {
 		require.Contains(t, frames, fcfs+" served")
 		require.Contains(t, noticeTexts(r.Frames), vllm.QueueByPriorityText)
 		require.Contains(t, noticeTexts(r.Frames), vllm.SomeWithoutPriorityText)
+	})
+
+	t.Run("slo: attainment per class against the request log", func(t *testing.T) {
+		frames := byName(resp.Responses["S"].Frames)
+		for _, class := range models.PriorityClasses {
+			f := frames[prio+"/"+class+" attainment"]
+			require.NotNil(t, f, "frames: %v", keys(frames))
+			at, got := lastValue(t, f)
+			want, n := classShareWithin(env, class, time.Second, firstScrape, at)
+			t.Logf("priority %s: %.4f of requests queued at most 1s, simulator %.4f of %d", class, got, want, n)
+			require.InDelta(t, want, got, 0.03, class)
+		}
 	})
 
 	t.Run("mixed fleet: the servers without priority answer without it", func(t *testing.T) {
@@ -156,4 +169,26 @@ func simulatedClassP99(env *fleettest.Env, class string, at, firstScrape time.Ti
 		}
 	}
 	return lo, hi, n
+}
+
+// classShareWithin is the share of the priority server's finished requests
+// of class, from the first scrape to at, whose queue time was at most
+// bound, and how many there were: what an objective's attainment over a
+// window longer than the run reads.
+func classShareWithin(env *fleettest.Env, class string, bound time.Duration, firstScrape, at time.Time) (float64, int) {
+	var good, n int
+	for _, c := range env.Fleet.CompletedRequests() {
+		fin := env.Fleet.WallTime(c.Finished)
+		if c.Instance != 0 || c.ClientAborted || sim.PriorityLabel(c.Priority) != class || !fin.After(firstScrape) || fin.After(at) {
+			continue
+		}
+		n++
+		if c.QueueTime <= bound {
+			good++
+		}
+	}
+	if n == 0 {
+		return 0, 0
+	}
+	return float64(good) / float64(n), n
 }

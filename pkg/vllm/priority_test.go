@@ -83,3 +83,30 @@ func TestQueueByPriority(t *testing.T) {
 		parse(t, s.Expr)
 	}
 }
+
+// TestSLOSignalsScoped: every series of an objective, availability
+// included, is split and filtered by priority; without a scope it is
+// SLOSignals.
+func TestSLOSignalsScoped(t *testing.T) {
+	b := Builder{Prefix: "vllm:", InstanceLabel: "instance"}
+	o := Objective{Key: QueueTime, Bound: 1, Target: 0.99, Window: "28d"}
+	require.Equal(t, b.SLOSignals(o, models.GroupModel, models.Filters{}),
+		b.SLOSignalsScoped(o, models.GroupModel, models.Filters{}, models.PriorityScope{}))
+	for _, obj := range []Objective{o, Availability(0.999, "28d")} {
+		for _, s := range b.SLOSignalsScoped(obj, models.GroupModel, models.Filters{}, models.PriorityScope{ByPriority: true, Priorities: []string{"<-1"}}) {
+			e := parse(t, s.Expr)
+			n := 0
+			parser.Inspect(e, func(node parser.Node, _ []parser.Node) error {
+				switch x := node.(type) {
+				case *parser.VectorSelector:
+					n++
+					require.Contains(t, x.String(), `priority=~"<-1"`, s.Name)
+				case *parser.AggregateExpr:
+					require.Contains(t, x.Grouping, "priority", s.Name)
+				}
+				return nil
+			})
+			require.Positive(t, n)
+		}
+	}
+}
