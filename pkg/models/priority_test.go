@@ -54,3 +54,16 @@ func TestSLOPriorityScope(t *testing.T) {
 	_, err = ParseQuery(Request{RefID: "A", JSON: []byte(`{"queryType":"slo","objective":"availability","byPriority":true}`)})
 	require.NoError(t, err)
 }
+
+// TestWorkloadPriorityScope: the tokens view takes the scope; the length
+// heatmaps refuse it.
+func TestWorkloadPriorityScope(t *testing.T) {
+	q, err := ParseQuery(Request{RefID: "A", JSON: []byte(`{"queryType":"workload","byPriority":true}`)})
+	require.NoError(t, err)
+	o, ok := OptionsOf[WorkloadOptions](q)
+	require.True(t, ok)
+	require.True(t, o.ByPriority)
+	_, err = ParseQuery(Request{RefID: "A", JSON: []byte(`{"queryType":"workload","view":"prompt","priorities":["0"]}`)})
+	require.ErrorIs(t, err, ErrInvalidQuery)
+	require.ErrorContains(t, err, "tokens")
+}

@@ -71,8 +71,8 @@ var schema = Schema{
 		// which side, prefill or decode, is slow or failing.
 		typed[KVTransferOptions](withGrouping(common(QueryKVTransfer, quantiles), GroupRole)).worded("KV transfer",
 			"Prefill/decode KV-cache transfers (NIXL): time quantiles, bytes/s, failures/s"),
-		typed[WorkloadOptions](common(QueryWorkload, Option{Field: "view", Kind: KindChoice, Default: WorkloadTokens,
-			Values: []string{WorkloadTokens, WorkloadPrompt, WorkloadGeneration}})).worded("Workload",
+		typed[WorkloadOptions](common(QueryWorkload, append([]Option{{Field: "view", Kind: KindChoice, Default: WorkloadTokens,
+			Values: []string{WorkloadTokens, WorkloadPrompt, WorkloadGeneration}}}, priorityOptions()...)...)).worded("Workload",
 			"Prompt and output lengths (means or heatmaps), finished requests/s, error share"),
 		// Sized per model by default: a model's replicas are what a deployment
 		// (and an autoscaler) scales; role sizes a disaggregated fleet's pools.

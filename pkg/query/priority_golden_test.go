@@ -56,8 +56,15 @@ var prioritySLOGoldenQueries = map[string]string{
 	"slo_availability_high": `{"queryType":"slo","objective":"availability","grouping":"model","window":"1h","priorities":["<-1","-1"],"signals":["attainment","error_budget_left"]}`,
 }
 
+// priorityWorkloadGoldenQueries pin the workload's tokens view per
+// priority class (priority_workload_<fleet>.json).
+var priorityWorkloadGoldenQueries = map[string]string{
+	"workload_by_priority": `{"queryType":"workload","grouping":"none","byPriority":true}`,
+	"workload_low_only":    `{"queryType":"workload","grouping":"instance","priorities":["1",">1"]}`,
+}
+
 func init() {
-	for _, set := range []string{"priority_wait_", "priority_queue_", "priority_slo_"} {
+	for _, set := range []string{"priority_wait_", "priority_queue_", "priority_slo_", "priority_workload_"} {
 		setFleets[set] = map[string]func(uint64) sim.Config{
 			"mixed": priorityFleet,
 			"fcfs":  fleettest.HotFleet,
@@ -78,4 +85,9 @@ func TestPriorityQueueGoldenFrames(t *testing.T) {
 // TestPrioritySLOGoldenFrames replays the priority slo recordings.
 func TestPrioritySLOGoldenFrames(t *testing.T) {
 	checkGoldens(t, "priority_slo_", prioritySLOGoldenQueries)
+}
+
+// TestPriorityWorkloadGoldenFrames replays the priority workload recordings.
+func TestPriorityWorkloadGoldenFrames(t *testing.T) {
+	checkGoldens(t, "priority_workload_", priorityWorkloadGoldenQueries)
 }

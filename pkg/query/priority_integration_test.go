@@ -18,13 +18,15 @@ import (
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
-// TestPriorityWaitAgainstTruth: on Prometheus 2 and 3 and VictoriaMetrics
-// scraping the priority fleet, waitTime grouped by priority gives each
-// class's queue-time p99 within one bucket of the simulator's request log
-// over the same window; the first-come-first-served servers answer without
-// a priority (with the notice that says so) and a filter on "<-1" and ">1"
-// keeps exactly those two classes.
-func TestPriorityWaitAgainstTruth(t *testing.T) {
+// TestPriorityAgainstTruth: on Prometheus 2 and 3 and VictoriaMetrics
+// scraping the priority fleet, each query type's per-priority answer
+// against the simulator's request log over the same window: waitTime's
+// queue-time p99 within one bucket, the queue's served rate, slo's
+// attainment, workload's finished rate and mean prompt; the
+// first-come-first-served servers answer without a priority (with the
+// notice that says so) and a filter on "<-1" and ">1" keeps exactly those
+// two classes.
+func TestPriorityAgainstTruth(t *testing.T) {
 	t.Parallel()
 	env, servers := onEveryBackend(t, priorityFleet(38),
 		`count_over_time(vllm:request_queue_time_seconds_count{priority=">1"}[1m]) >= 5`)
@@ -53,7 +55,8 @@ func checkPriorityWait(t *testing.T, env *fleettest.Env, srv *promtest.Server) {
 		q("F", `{"queryType":"waitTime","grouping":"instance","priorities":["<-1",">1"]}`),
 		q("N", `{"queryType":"waitTime","grouping":"instance","byPriority":true,"instances":["`+fcfs+`","`+older+`"]}`),
 		q("Q", `{"queryType":"queue","grouping":"instance","byPriority":true}`),
-		q("S", `{"queryType":"slo","grouping":"instance","family":"queue_time","threshold":1,"window":"1h","byPriority":true,"signals":["attainment"],"instances":["`+prio+`"]}`))
+		q("S", `{"queryType":"slo","grouping":"instance","family":"queue_time","threshold":1,"window":"1h","byPriority":true,"signals":["attainment"],"instances":["`+prio+`"]}`),
+		q("W", `{"queryType":"workload","grouping":"instance","byPriority":true,"instances":["`+prio+`"]}`))
 	for ref, r := range resp.Responses {
 		require.NoError(t, r.Error, ref)
 	}
@@ -99,6 +102,18 @@ func checkPriorityWait(t *testing.T, env *fleettest.Env, srv *promtest.Server) {
 			want, n := classShareWithin(env, class, time.Second, firstScrape, at)
 			t.Logf("priority %s: %.4f of requests queued at most 1s, simulator %.4f of %d", class, got, want, n)
 			require.InDelta(t, want, got, 0.03, class)
+		}
+	})
+
+	t.Run("workload: finished requests and mean prompt per class against the request log", func(t *testing.T) {
+		frames := byName(resp.Responses["W"].Frames)
+		for _, class := range models.PriorityClasses {
+			at, got := lastValue(t, frames[prio+"/"+class+" requests"])
+			_, _, n := simulatedClassP99(env, class, at, firstScrape)
+			t.Logf("priority %s: %.3f finished/s, simulator %.3f/s", class, got, float64(n)/61)
+			require.InEpsilon(t, float64(n)/61, got, 0.25, class)
+			_, prompt := lastValue(t, frames[prio+"/"+class+" prompt_tokens_mean"])
+			require.InEpsilon(t, classMeanPrompt(env, class, at), prompt, 0.2, class)
 		}
 	})
 
@@ -191,4 +206,18 @@ func classShareWithin(env *fleettest.Env, class string, bound time.Duration, fir
 		return 0, 0
 	}
 	return float64(good) / float64(n), n
+}
+
+// classMeanPrompt is the mean prompt length of the priority server's
+// requests of class that finished in the minute before at.
+func classMeanPrompt(env *fleettest.Env, class string, at time.Time) float64 {
+	var sum, n float64
+	for _, c := range env.Fleet.CompletedRequests() {
+		fin := env.Fleet.WallTime(c.Finished)
+		if c.Instance == 0 && !c.ClientAborted && sim.PriorityLabel(c.Priority) == class && fin.After(at.Add(-61*time.Second)) && !fin.After(at) {
+			sum += float64(c.PromptTokens)
+			n++
+		}
+	}
+	return sum / n
 }

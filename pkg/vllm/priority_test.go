@@ -110,3 +110,24 @@ func TestSLOSignalsScoped(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkloadSignalsScoped: every tokens-view series is split and
+// filtered by priority, and the endpoint picker's error share, which knows
+// no vLLM priority, is left out.
+func TestWorkloadSignalsScoped(t *testing.T) {
+	b := Builder{Prefix: "vllm:", InstanceLabel: "instance", Gateway: true}
+	require.Equal(t, b.WorkloadSignals(models.GroupModel, models.Filters{}, "1m"),
+		b.WorkloadSignalsScoped(models.GroupModel, models.Filters{}, models.PriorityScope{}, "1m"))
+	scoped := b.WorkloadSignalsScoped(models.GroupModel, models.Filters{}, models.PriorityScope{ByPriority: true, Priorities: []string{">1"}}, "1m")
+	var names []string
+	for _, s := range scoped {
+		names = append(names, s.Name)
+		parser.Inspect(parse(t, s.Expr), func(node parser.Node, _ []parser.Node) error {
+			if v, ok := node.(*parser.VectorSelector); ok {
+				require.Contains(t, v.String(), `priority=~">1"`, s.Name)
+			}
+			return nil
+		})
+	}
+	require.Equal(t, []string{WorkloadPromptMean, WorkloadGenerationMean, WorkloadRequests, ErrorShare}, names)
+}
