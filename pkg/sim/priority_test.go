@@ -273,3 +273,19 @@ func TestPriorityValidation(t *testing.T) {
 		})
 	}
 }
+
+// TestPriorityConfigFile: the engine keys are the flags' names in snake
+// case, per instance too, and a bad mix is a configuration error.
+func TestPriorityConfigFile(t *testing.T) {
+	c, err := ParseConfig([]byte(`{"instances": [{"model": "m", "release": "0.32",
+		"engine": {"scheduling_policy": "priority", "priority_mix": "-1:1,0:3,2:1"}}, {"model": "m"}]}`), DefaultConfig())
+	require.NoError(t, err)
+	require.Equal(t, PolicyPriority, c.Instances[0].Engine.SchedulingPolicy)
+	require.Equal(t, PriorityMix{{-1, 1}, {0, 3}, {2, 1}}, c.Instances[0].Engine.PriorityMix)
+	require.Nil(t, c.Instances[1].Engine, "the fleet's engine, first come, first served")
+	f, err := NewFleet(c)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	_, err = ParseConfig([]byte(`{"engine": {"priority_mix": "-1:x"}}`), DefaultConfig())
+	require.ErrorIs(t, err, ErrInvalidConfig)
+}
