@@ -121,6 +121,8 @@ export const QUERY_TYPE_WORDING: Record<VllmQueryType, { label: string; descript
 /** Every option field of every query type (pkg/models/querytable.go): what a validation message can be filed under. */
 export type VllmOptionField =
   | 'live'
+  | 'byPriority'
+  | 'priorities'
   | 'quantiles'
   | 'family'
   | 'format'
@@ -146,6 +148,8 @@ export type VllmOptionField =
 /** Every option field as the query JSON carries it, typed by its kind; VllmQuery (types.ts) extends and narrows it. */
 export interface VllmQueryOptions {
   live?: boolean;
+  byPriority?: boolean;
+  priorities?: string[];
   quantiles?: Array<number | string>;
   family?: string;
   format?: string;

@@ -234,6 +234,8 @@ func registerEngineFlags(fs *flag.FlagSet, p *sim.EngineParams) {
 	fs.Float64Var(&p.EngineAbortRate, "engine-abort-rate", p.EngineAbortRate, "fraction of requests the engine itself aborts mid-stream; only these count as finished_reason=\"abort\"")
 	fs.BoolVar(&p.ReserveFullISL, "scheduler-reserve-full-isl", p.ReserveFullISL, "admit a waiting request only when its whole prompt fits in free KV blocks (vLLM's default since 2026-03); false: its first chunk is enough")
 	fs.Float64Var(&p.MaxTokensSetRate, "max-tokens-set-rate", p.MaxTokensSetRate, "fraction of requests that set max_tokens (the rest get max_model_len minus the prompt and are not observed in request_params_max_tokens)")
+	fs.StringVar(&p.SchedulingPolicy, "scheduling-policy", p.SchedulingPolicy, "vLLM's --scheduling-policy: fcfs, or priority (lower priority value served first, the highest value preempted first; V1 only; 0.32 instances label finished requests by priority)")
+	fs.TextVar(&p.PriorityMix, "priority-mix", p.PriorityMix, "share of arrivals at each priority, PRIORITY:WEIGHT,… e.g. -1:1,0:3,1:1 (needs --scheduling-policy priority unless every priority is 0)")
 	fs.IntVar(&p.SleepLevel, "sleep-level", p.SleepLevel, "engines start asleep at this level (0 awake, 1 weights offloaded, 2 discard all); POST /sleep?level=N and /wake_up change it at run time")
 	fs.DurationVar(&p.WedgeAfter, "wedge-after", p.WedgeAfter, "wedge engines this long after the start (simulated time; 0 never): /metrics keeps answering and requests keep queueing, but no step runs (a hung worker); POST /debug/wedge wedges one instance at run time")
 	registerFeatureFlags(fs, p)

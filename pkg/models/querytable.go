@@ -25,13 +25,14 @@ var schema = Schema{
 	Types: []TypeSpec{
 		// live: the panel subscribes to the data source's live channel
 		// (pkg/live) and is pushed the queue every scrape interval.
-		typed[QueueOptions](common(QueryQueue, liveOption)).worded("Queue depth",
+		typed[QueueOptions](common(QueryQueue, append([]Option{liveOption}, priorityOptions()...)...)).worded("Queue depth",
 			"Running and waiting requests"),
-		typed[WaitTimeOptions](common(QueryWaitTime, quantiles,
-			Option{Field: "family", Kind: KindChoice, Default: "queue_time",
+		typed[WaitTimeOptions](common(QueryWaitTime, append([]Option{quantiles,
+			{Field: "family", Kind: KindChoice, Default: "queue_time",
 				Values: []string{"queue_time", "ttft", "itl", "e2e", "prefill", "decode", "inference"}},
-			Option{Field: "live", Kind: KindBoolean},
-			Option{Field: "format", Kind: KindChoice, Default: WaitTimeSeries, Values: []string{WaitTimeSeries, WaitTimeHeatmap}})).worded("Wait time",
+			{Field: "live", Kind: KindBoolean},
+			{Field: "format", Kind: KindChoice, Default: WaitTimeSeries, Values: []string{WaitTimeSeries, WaitTimeHeatmap}}},
+			priorityOptions()...)...)).worded("Wait time",
 			"Queue / first-token latency quantiles, or their distribution as a heatmap"),
 		typed[PreemptionsOptions](common(QueryPreemptions, Option{Field: "asSeries", Kind: KindBoolean},
 			Option{Field: "perRequest", Kind: KindBoolean})).worded("Preemptions",
@@ -70,8 +71,8 @@ var schema = Schema{
 		// which side, prefill or decode, is slow or failing.
 		typed[KVTransferOptions](withGrouping(common(QueryKVTransfer, quantiles), GroupRole)).worded("KV transfer",
 			"Prefill/decode KV-cache transfers (NIXL): time quantiles, bytes/s, failures/s"),
-		typed[WorkloadOptions](common(QueryWorkload, Option{Field: "view", Kind: KindChoice, Default: WorkloadTokens,
-			Values: []string{WorkloadTokens, WorkloadPrompt, WorkloadGeneration}})).worded("Workload",
+		typed[WorkloadOptions](common(QueryWorkload, append([]Option{{Field: "view", Kind: KindChoice, Default: WorkloadTokens,
+			Values: []string{WorkloadTokens, WorkloadPrompt, WorkloadGeneration}}}, priorityOptions()...)...)).worded("Workload",
 			"Prompt and output lengths (means or heatmaps), finished requests/s, error share"),
 		// Sized per model by default: a model's replicas are what a deployment
 		// (and an autoscaler) scales; role sizes a disaggregated fleet's pools.
@@ -134,6 +135,7 @@ var sloSpec = TypeSpec{Type: QuerySLO, Groupings: allGroupings, DefaultGrouping:
 		{Field: "window", Kind: KindDuration, Default: "28d", Durations: &DurationRange{Min: "1h", Max: "366d"}},
 		{Field: "signals", Kind: KindChoices,
 			Values: []string{"attainment", "error_budget_left", "burn_1h_5m", "burn_6h_30m", "burn_1d_2h", "burn_3d_6h"}},
+		priorityOptions()[0], priorityOptions()[1],
 	},
 	// Availability is three nines: errors are rarer than slow requests, and
 	// 99% would let one request in a hundred fail.

@@ -6,4 +6,7 @@ type QueueOptions struct {
 	// Live streams the queue to the panel through Grafana Live (pkg/live)
 	// every scrape interval; the backend query answers the same either way.
 	Live bool `json:"live"`
+	// PriorityScope adds the served rate and mean queue time per vLLM
+	// priority class; the running and waiting gauges have no priority.
+	PriorityScope
 }

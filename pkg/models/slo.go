@@ -40,11 +40,17 @@ type SLOOptions struct {
 	// Signals limits the answer to some of SLOSignals (an alert rule on
 	// one burn-rate pair); empty means all.
 	Signals []string `json:"signals"`
+	// PriorityScope computes the objective per vLLM priority class and/or
+	// for some classes only.
+	PriorityScope
 }
 
 // finish applies the objective's default target and parses the window the
 // table has checked.
 func (o *SLOOptions) finish() error {
+	if o.Objective == SLOLatency && o.Family == "itl" && o.PriorityActive() {
+		return invalid("vLLM does not label inter-token latency (family itl) by priority; byPriority and priorities apply to the other families")
+	}
 	if o.Target == 0 {
 		o.Target = objectiveTarget(o.Objective)
 	}

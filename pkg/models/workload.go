@@ -21,6 +21,18 @@ const (
 type WorkloadOptions struct {
 	// View is one of WorkloadViews.
 	View string `json:"view"`
+	// PriorityScope splits or filters the tokens view by vLLM's priority
+	// label.
+	PriorityScope
+}
+
+// finish refuses a priority scope on the length distributions, whose
+// buckets are summed over the grouping.
+func (o *WorkloadOptions) finish() error {
+	if o.Heatmap() && o.PriorityActive() {
+		return invalid("byPriority and priorities apply to the %q view, not %q", WorkloadTokens, o.View)
+	}
+	return nil
 }
 
 // Heatmap reports whether the view is a length distribution.

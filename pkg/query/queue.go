@@ -7,6 +7,7 @@ import (
 
 	"github.com/inferops/vllm-datasource/pkg/frames"
 	"github.com/inferops/vllm-datasource/pkg/models"
+	"github.com/inferops/vllm-datasource/pkg/prom"
 	"github.com/inferops/vllm-datasource/pkg/vllm"
 )
 
@@ -14,11 +15,12 @@ import (
 
 // queue runs each signal as its own plain expression, concurrently (see
 // vllm.QueueSignals for why), and tags the series here.
-func (p *plan) queue(ctx context.Context, _ models.QueueOptions) (data.Frames, error) {
+func (p *plan) queue(ctx context.Context, o models.QueueOptions) (data.Frames, error) {
 	sigs := p.builder.QueueSignals(p.query.Grouping, p.query.Filters)
 	if r, ok := p.builder.QueueRejected(p.query.Grouping, p.query.Filters, p.window); ok {
 		sigs = append(sigs, r)
 	}
+	sigs = append(sigs, p.builder.QueueByPriority(p.query.Grouping, p.query.Filters, o.PriorityScope, p.window)...)
 	mixes, ruleNotes := p.queueSignals(ctx, sigs)
 	m, warn, err := p.mixedSignals(ctx, sigs, mixes)
 	if err != nil {
@@ -30,14 +32,29 @@ func (p *plan) queue(ctx context.Context, _ models.QueueOptions) (data.Frames, e
 		{key: vllm.Waiting, tags: []string{"waiting"}, without: "the waiting series are left out"},
 	})
 	return frames.TimeSeries(m, frames.SeriesOptions{Unit: string(vllm.UnitRequests), Legend: p.query.Legend, Units: queueUnits,
-		GroupLabels: p.builder.GroupLabels(p.query.Grouping), Executed: p.executed(mixExprs(mixes)...),
-		Notices: p.noticesFor(ruleNotes, warningNotices(warn), p.gatewayNotices(m), roleNotes, missing)}), nil
+		GroupLabels: p.builder.PriorityGroupLabels(p.query.Grouping, o.PriorityScope), Executed: p.executed(mixExprs(mixes)...),
+		Notices: p.noticesFor(ruleNotes, warningNotices(warn), p.gatewayNotices(m), roleNotes, missing,
+			queuePriorityNotices(m, o.PriorityScope))}), nil
+}
+
+// queuePriorityNotices: under a priority scope, what the gauges cannot
+// split, then what the per-class series could not.
+func queuePriorityNotices(m prom.Matrix, s models.PriorityScope) []data.Notice {
+	if !s.PriorityActive() {
+		return nil
+	}
+	perClass := func(signal string) bool {
+		return signal == vllm.QueueServedSignal || signal == vllm.QueueTimeMeanSignal
+	}
+	return append([]data.Notice{{Severity: data.NoticeSeverityInfo, Text: vllm.QueueByPriorityText}},
+		priorityNotices(m, s, perClass)...)
 }
 
 // queueUnits are the units of the queue's series that are not requests: the
 // picker's (gatewayUnits) and the rejected rate.
 var queueUnits = func() map[string]string {
-	out := map[string]string{vllm.QueueRejectedSignal: "reqps"}
+	out := map[string]string{vllm.QueueRejectedSignal: "reqps", vllm.QueueServedSignal: "reqps",
+		vllm.QueueTimeMeanSignal: string(vllm.UnitSeconds)}
 	for k, v := range gatewayUnits {
 		out[k] = v
 	}

@@ -28,7 +28,7 @@ func (p *plan) slo(ctx context.Context, s models.SLOOptions) (data.Frames, error
 	bs := p.bounds(ctx, key)
 	bound, snapped := bs.Snap(s.Threshold)
 	o := vllm.Objective{Key: key, Bound: bound, Target: s.Target, Window: s.Window, Le: bs.Le(bound)}
-	sigs := pick(p.builder.SLOSignals(o, p.query.Grouping, p.query.Filters), s.Signals)
+	sigs := pick(p.builder.SLOSignalsScoped(o, p.query.Grouping, p.query.Filters, s.PriorityScope), s.Signals)
 	m, warn, err := p.signals(ctx, sigs)
 	if err != nil {
 		return nil, err
@@ -41,35 +41,45 @@ func (p *plan) slo(ctx context.Context, s models.SLOOptions) (data.Frames, error
 	if !bs.Default {
 		notices = append(notices, p.coverageNotices(ctx, s.Family, key, o)...)
 	}
-	notices = append(notices, p.signalNotices(ctx, tagsOf(m), []need{{key: key, tags: models.SLOSignals,
-		without: "no attainment or burn rate can be computed"}}, key)...)
-	return p.sloFrames(m, sigs, notices), nil
+	prio := priorityNotices(m, s.PriorityScope, everySignal)
+	if !filteredAway(prio, s.PriorityScope) {
+		notices = append(notices, p.signalNotices(ctx, tagsOf(m), []need{{key: key, tags: models.SLOSignals,
+			without: "no attainment or burn rate can be computed"}}, key)...)
+	}
+	return p.sloFrames(m, sigs, append(notices, prio...), s.PriorityScope), nil
 }
+
+// everySignal: every series of an slo answer reads a family with the
+// priority label.
+func everySignal(string) bool { return true }
 
 // availability answers an availability objective per grouping: the share
 // of finished requests that did not end in error, its budget and burn
 // rates, with the same windows and outputs as a latency objective.
 func (p *plan) availability(ctx context.Context, s models.SLOOptions) (data.Frames, error) {
 	o := vllm.Availability(s.Target, s.Window)
-	sigs := pick(p.builder.SLOSignals(o, p.query.Grouping, p.query.Filters), s.Signals)
+	sigs := pick(p.builder.SLOSignalsScoped(o, p.query.Grouping, p.query.Filters, s.PriorityScope), s.Signals)
 	m, warn, err := p.signals(ctx, sigs)
 	if err != nil {
 		return nil, err
 	}
 	notices := p.noticesFor(warningNotices(warn))
 	notices = append(notices, data.Notice{Severity: data.NoticeSeverityInfo, Text: vllm.AvailabilityText()})
-	notices = append(notices, p.signalNotices(ctx, tagsOf(m), []need{{key: vllm.RequestSuccess, tags: models.SLOSignals,
-		without: "no attainment or burn rate can be computed (engines without finished_reason=\"error\", V0 and V1 before about 0.13, cannot report errors)"}})...)
-	return p.sloFrames(m, sigs, notices), nil
+	prio := priorityNotices(m, s.PriorityScope, everySignal)
+	if !filteredAway(prio, s.PriorityScope) {
+		notices = append(notices, p.signalNotices(ctx, tagsOf(m), []need{{key: vllm.RequestSuccess, tags: models.SLOSignals,
+			without: "no attainment or burn rate can be computed (engines without finished_reason=\"error\", V0 and V1 before about 0.13, cannot report errors)"}})...)
+	}
+	return p.sloFrames(m, sigs, append(notices, prio...), s.PriorityScope), nil
 }
 
 // sloFrames frames an objective's series (with the role label when
 // grouped by role), every expression in the executed query.
-func (p *plan) sloFrames(m prom.Matrix, sigs []vllm.SignalExpr, notices []data.Notice) data.Frames {
+func (p *plan) sloFrames(m prom.Matrix, sigs []vllm.SignalExpr, notices []data.Notice, s models.PriorityScope) data.Frames {
 	m, roleNotes := p.roleSeries(m)
 	notices = append(notices, roleNotes...)
 	return frames.TimeSeries(m, frames.SeriesOptions{Units: sloUnits, Unit: string(vllm.UnitNone), Legend: p.query.Legend,
-		GroupLabels: p.builder.GroupLabels(p.query.Grouping), Executed: p.executed(exprsOf(sigs)...),
+		GroupLabels: p.builder.PriorityGroupLabels(p.query.Grouping, s), Executed: p.executed(exprsOf(sigs)...),
 		Notices: notices})
 }
 

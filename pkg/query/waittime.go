@@ -35,11 +35,21 @@ func (p *plan) waitTime(ctx context.Context, o models.WaitTimeOptions) (data.Fra
 	if o.Live {
 		needs = append(needs, need{key: vllm.Waiting, tags: []string{"live"}, without: "the live wait (waiting ÷ queue-time rate) is left out"})
 	}
+	prio := priorityNotices(m, o.PriorityScope, notLive)
+	var missing []data.Notice
+	if !filteredAway(prio, o.PriorityScope) {
+		missing = p.signalNotices(ctx, tagsOf(m), needs, key)
+	}
 	notices := p.noticesFor(ruleNotes, warningNotices(warn), waitNotices(m, key, o.Live, p.lowestBound(ctx, key)), roleNotes,
-		p.signalNotices(ctx, tagsOf(m), needs, key))
+		missing, prio)
 	return frames.TimeSeries(m, frames.SeriesOptions{Unit: string(vllm.UnitSeconds), Legend: p.query.Legend,
-		GroupLabels: p.builder.GroupLabels(p.query.Grouping), Executed: p.executed(mix.exprs()...), Notices: notices}), nil
+		GroupLabels: p.builder.PriorityGroupLabels(p.query.Grouping, o.PriorityScope), Executed: p.executed(mix.exprs()...),
+		Notices: notices}), nil
 }
+
+// notLive: every waitTime signal but the live wait reads the latency
+// family, which carries the priority label.
+func notLive(signal string) bool { return signal != "live" }
 
 // waitNotices says what a latency histogram cannot show.
 func waitNotices(m prom.Matrix, key vllm.SignalKey, live bool, lowest float64) []data.Notice {
@@ -76,9 +86,10 @@ func belowBucket(m prom.Matrix, lowest float64) string {
 // their first evaluation on when the range starts before it (rulemix.go),
 // with the notice that says so; raw otherwise.
 func (p *plan) waitTimeExpr(ctx context.Context, o models.WaitTimeOptions) (ruleMix, []data.Notice) {
-	raw := p.builder.WaitTime(o.Family, o.Quantiles, o.Live, p.query.Grouping, p.query.Filters, p.window)
+	raw := p.builder.WaitTimeScoped(o.Family, o.Quantiles, o.Live, p.query.Grouping, p.query.Filters, o.PriorityScope, p.window)
 	u, ok := p.onRules(ctx, p.window)
-	if !ok {
+	if !ok || o.PriorityActive() {
+		// The recorded bucket rates are summed without the priority label.
 		return rawMix(raw), nil
 	}
 	rp, ok := p.builder.WaitTimeFromRules(u.rs.Prefix, o.Family, o.Quantiles, o.Live, p.query.Grouping, p.query.Filters, u.fit.Window)

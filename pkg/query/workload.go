@@ -23,7 +23,7 @@ func (p *plan) workload(ctx context.Context, o models.WorkloadOptions) (data.Fra
 	if o.Heatmap() {
 		return p.lengths(ctx, o)
 	}
-	sigs := p.builder.WorkloadSignals(p.query.Grouping, p.query.Filters, p.window)
+	sigs := p.builder.WorkloadSignalsScoped(p.query.Grouping, p.query.Filters, o.PriorityScope, p.window)
 	m, warn, err := p.signals(ctx, sigs)
 	if err != nil {
 		return nil, err
@@ -35,12 +35,15 @@ func (p *plan) workload(ctx context.Context, o models.WorkloadOptions) (data.Fra
 	if tags[vllm.WorkloadRequests] && !tags[vllm.ErrorShare] {
 		notices = append(notices, data.Notice{Severity: data.NoticeSeverityInfo, Text: noErrorReasonText})
 	}
-	notices = append(notices, p.signalNotices(ctx, tags, []need{
-		{key: vllm.RequestPromptTokens, tags: []string{vllm.WorkloadPromptMean, vllm.WorkloadRequests}, without: "no token means or request rate can be shown"},
-	})...)
+	prio := priorityNotices(m, o.PriorityScope, everySignal)
+	if !filteredAway(prio, o.PriorityScope) {
+		notices = append(notices, p.signalNotices(ctx, tags, []need{
+			{key: vllm.RequestPromptTokens, tags: []string{vllm.WorkloadPromptMean, vllm.WorkloadRequests}, without: "no token means or request rate can be shown"},
+		})...)
+	}
 	return frames.TimeSeries(m, frames.SeriesOptions{Units: workloadUnits, Unit: string(vllm.UnitNone), Legend: p.query.Legend,
-		GroupLabels: p.builder.GroupLabels(p.query.Grouping), Executed: p.executed(exprsOf(sigs)...),
-		Notices: notices}), nil
+		GroupLabels: p.builder.PriorityGroupLabels(p.query.Grouping, o.PriorityScope), Executed: p.executed(exprsOf(sigs)...),
+		Notices: append(notices, prio...)}), nil
 }
 
 // noErrorReasonText explains an error share that is absent while requests finish.

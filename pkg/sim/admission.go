@@ -53,8 +53,8 @@ func (e *engine) prefillingTokens() int {
 func release032Families() []family {
 	return []family{
 		admissionRejectionsFamily(),
-		hist("vllm:request_num_preemptions", "Histogram of the number of preemptions per finished request.",
-			func(e *engine) *histogram { return &e.h.numPreemptions }),
+		finishedHist("vllm:request_num_preemptions", "Histogram of the number of preemptions per finished request.",
+			func(h *hists) *histogram { return &h.numPreemptions }),
 		schedulerPolicyFamily(),
 	}
 }
@@ -81,11 +81,11 @@ func admissionRejectionsFamily() family {
 }
 
 // schedulerPolicyFamily is scheduler_policy_info: both policies, the active
-// one 1. The simulator schedules first come, first served.
+// one 1 (tests/v1/metrics/test_priority_metrics.py test_scheduler_policy_info).
 func schedulerPolicyFamily() family {
 	return family{name: "vllm:scheduler_policy_info", help: "Scheduler policy in use (1) among the known policies.",
-		typ: "gauge", series: func(_ *engine, w *seriesWriter) {
-			w.sample(1, "policy", "fcfs")
-			w.sample(0, "policy", "priority")
+		typ: "gauge", series: func(e *engine, w *seriesWriter) {
+			w.sample(b2f(!e.priorityOn()), "policy", PolicyFCFS)
+			w.sample(b2f(e.priorityOn()), "policy", PolicyPriority)
 		}}
 }

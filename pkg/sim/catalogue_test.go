@@ -68,7 +68,7 @@ func (r catalogueRow) current() bool { return r.in(V1) && r.removed == "" }
 // (LoRA, speculative decoding, KV connectors, --kv-cache-metrics,
 // VLLM_COMPUTE_NANS_IN_LOGITS).
 var optInV1 = []string{"vllm:lora_requests_info", "vllm:kv_block_", "vllm:spec_decode_", "vllm:nixl_",
-	"vllm:kv_offload_", "vllm:hf3fs_", "vllm:corrupted_requests"}
+	"vllm:kv_offload_", "vllm:hf3fs_", "vllm:corrupted_requests", "vllm:request_priority"}
 
 func optIn(name string) bool {
 	return slices.ContainsFunc(optInV1, func(p string) bool { return strings.HasPrefix(name, p) })
@@ -83,7 +83,6 @@ var release032 = []string{"vllm:admission_rejections_total", "vllm:request_num_p
 // notModelled are current V1 families of the table the simulator does not
 // expose, each with why; TestNotModelledIsExact keeps the list exact.
 var notModelled = map[string]string{
-	"vllm:request_priority":                      "only with --scheduling-policy priority, which is not simulated",
 	"vllm:num_requests_kv_fetch_by_stage":        "its stage values were not read from vLLM",
 	"vllm:sleep_mode_operation_duration_seconds": "its operation values and buckets were not read from vLLM",
 }
@@ -192,13 +191,15 @@ func TestExpositionMatchesCatalogue(t *testing.T) {
 		gen     Generation
 		dp      int
 		release string
+		policy  string
 	}{
-		{"v1 single engine", V1, 1, ""},
-		{"v1 data parallel", V1, 3, ""},
-		{"v1 0.32", V1, 1, Release032},
-		{"v1 0.32 data parallel", V1, 2, Release032},
-		{"v1 0.32 with KV offloading", V1, 1, Release032},
-		{"v0", V0, 1, ""},
+		{"v1 single engine", V1, 1, "", ""},
+		{"v1 data parallel", V1, 3, "", ""},
+		{"v1 0.32", V1, 1, Release032, ""},
+		{"v1 0.32 data parallel", V1, 2, Release032, ""},
+		{"v1 0.32 with KV offloading", V1, 1, Release032, ""},
+		{"v1 0.32 priority scheduling, data parallel", V1, 2, Release032, PolicyPriority},
+		{"v0", V0, 1, "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -208,10 +209,18 @@ func TestExpositionMatchesCatalogue(t *testing.T) {
 				// also loads: every offload family gets its series.
 				ic.Engine = offloadEngine(1, 600, 16)
 			}
-			f := newTestFleet(t, nil, ic)
+			f := newTestFleet(t, func(c *Config) {
+				c.Engine.SchedulingPolicy = tt.policy
+				if tt.policy == PolicyPriority {
+					c.Engine.PriorityMix = PriorityMix{{-3, 1}, {-1, 1}, {0, 1}, {1, 1}, {3, 1}}
+				}
+			}, ic)
 			require.NoError(t, f.Advance(2*time.Minute)) // every family gets observations
 			got := scrape(t, f, 0)
 			want := expectedFamilies(t, cat, tt.gen, tt.release)
+			if tt.policy == PolicyPriority {
+				want = append(want, "vllm:request_priority")
+			}
 			for _, name := range want {
 				require.Contains(t, got.families, name, "missing %s", name)
 			}
@@ -223,20 +232,22 @@ func TestExpositionMatchesCatalogue(t *testing.T) {
 					require.True(t, row.current(), "%s was removed from V1", name)
 					require.True(t, tt.release == Release032 || !slices.Contains(release032, name), "%s is a 0.32 family", name)
 				}
-				checkFamily(t, row, fv, tt.gen, tt.dp)
+				checkFamily(t, row, fv, tt.gen, tt.dp, tt.policy == PolicyPriority)
 			}
 		})
 	}
 }
 
 // checkFamily compares one exposed family with its catalogue row.
-func checkFamily(t *testing.T, row catalogueRow, fv *familyView, g Generation, dp int) {
+// Under the priority policy the families whose labels cell names
+// "+priority" carry it.
+func checkFamily(t *testing.T, row catalogueRow, fv *familyView, g Generation, dp int, priority bool) {
 	t.Helper()
 	require.Equal(t, strings.ToUpper(row.typ), fv.typ, "%s type", row.family)
 	engines := map[string]bool{}
 	for _, sv := range fv.series {
 		engines[sv.labels["engine"]] = true
-		checkSeriesLabels(t, row, sv, g)
+		checkSeriesLabels(t, row, sv, g, priority)
 		if row.typ == "histogram" {
 			require.Equal(t, catalogueBuckets(row.buckets, g), sv.bounds, "%s buckets", row.family)
 			require.Equal(t, sv.count, sv.inf, "%s: +Inf bucket equals count", row.family)
@@ -252,7 +263,7 @@ func checkFamily(t *testing.T, row catalogueRow, fv *familyView, g Generation, d
 	}
 }
 
-func checkSeriesLabels(t *testing.T, row catalogueRow, sv seriesView, g Generation) {
+func checkSeriesLabels(t *testing.T, row catalogueRow, sv seriesView, g Generation, priority bool) {
 	t.Helper()
 	var names []string
 	for k := range sv.labels {
@@ -274,7 +285,12 @@ func checkSeriesLabels(t *testing.T, row catalogueRow, sv seriesView, g Generati
 		require.Equal(t, g == V1, slices.Contains(names, "engine"), "cache_config_info engine label")
 		return
 	}
-	require.Equal(t, catalogueLabels(row.labels, g), names, "%s labels", row.family)
+	want := catalogueLabels(row.labels, g)
+	if priority && strings.Contains(row.labels, "(+priority with --scheduling-policy priority") {
+		want = append(want, "priority")
+		slices.Sort(want)
+	}
+	require.Equal(t, want, names, "%s labels", row.family)
 }
 
 // labelListRE matches the first parenthesised, comma-separated list.
@@ -382,8 +398,9 @@ var notCataloguedYet = []string{
 	"vllm:estimated_flops_per_gpu_total", "vllm:estimated_read_bytes_per_gpu_total",
 	"vllm:estimated_write_bytes_per_gpu_total", "vllm:engine_sleep_state",
 	"vllm:nixl_post_time_seconds", "vllm:nixl_num_descriptors",
-	// V1 0.32: the policy (priority scheduling is not simulated).
-	"vllm:scheduler_policy_info",
+	// V1 0.32: the policy and the raw priorities (the plugin reads the
+	// priority label on the families it groups, not these).
+	"vllm:scheduler_policy_info", "vllm:request_priority",
 	// V1 0.32 with KV offloading: the deprecated transfer_type families,
 	// the transfer sizes, the lookup delay and the CPU usage gauges
 	// (prefixCache reads bytes, time and failures).

@@ -79,6 +79,18 @@ type EngineParams struct {
 	MaxNumQueuedReqs   int `json:"max_num_queued_reqs"`
 	MaxNumQueuedTokens int `json:"max_num_queued_tokens"`
 
+	// SchedulingPolicy is vLLM's --scheduling-policy: "fcfs" (the default;
+	// "" means fcfs) or "priority": the waiting queue is served in
+	// (priority, arrival) order, lower priority first, and a KV-short step
+	// preempts the running request with the highest priority value, the
+	// latest arrival among equals. PriorityMix draws each arrival's
+	// priority. A V1 instance of release 0.32 then writes the priority
+	// label on its finished-request families, vllm:request_priority and
+	// scheduler_policy_info{policy="priority"} 1; older releases schedule
+	// the same way without them.
+	SchedulingPolicy string      `json:"scheduling_policy"`
+	PriorityMix      PriorityMix `json:"priority_mix"`
+
 	// EngineAbortRate is the fraction of requests the engine core itself
 	// aborts mid-stream (a KV-transfer failure, say); only these count as
 	// request_success_total{finished_reason="abort"}, with the usual
@@ -392,6 +404,9 @@ func (ic InstanceConfig) validate() error {
 	if err := ic.validateOffload(); err != nil {
 		return err
 	}
+	if ic.Generation == V0 && ic.Engine.SchedulingPolicy == PolicyPriority {
+		return fmt.Errorf("%w: scheduling_policy priority is simulated for generation v1 only", ErrInvalidConfig)
+	}
 	return ic.Engine.validate()
 }
 
@@ -440,6 +455,9 @@ func (p EngineParams) validate() error {
 		return fmt.Errorf("%w: wedge_after is %v, must not be negative (0: never)", ErrInvalidConfig, p.WedgeAfter)
 	}
 	if err := p.validateFeatures(); err != nil {
+		return err
+	}
+	if err := p.validatePriority(); err != nil {
 		return err
 	}
 	if err := p.PromptTokens.validate("prompt_tokens"); err != nil {

@@ -48,6 +48,7 @@ type engine struct {
 
 	st            counters
 	h             hists
+	prio          priorityStats // per-class observations (priority.go)
 	preemptionLog ring[PreemptionEvent]
 	completedLog  ring[CompletedRequest]
 
@@ -153,6 +154,9 @@ func newEngine(ic InstanceConfig, s engineSetup) *engine {
 		e.spec.perPos = make([]int64, p.SpecTokens)
 	}
 	e.lora = newLoRAState(e.gen, p)
+	if ic.Release == Release032 && e.priorityOn() {
+		e.prio.label, e.prio.raw = true, newHistogram(requestPriorityBuckets)
+	}
 	e.kv = newKVState(ic.Role, e.gen)
 	e.off = newOffloadState(p, e.gen)
 	e.nextArrival = e.drawGap(0)
@@ -274,7 +278,7 @@ func (e *engine) arrive() {
 		return
 	}
 	e.st.arrivals++
-	e.waiting.pushBack(e.newRequest())
+	e.queue(e.newRequest(), false)
 }
 
 func (e *engine) newRequest() *request {
@@ -313,6 +317,10 @@ func (e *engine) newRequest() *request {
 	}
 	r.numTokens = r.prompt
 	e.applyFeatures(r)
+	// Only a mix draws, so an engine without one keeps its random stream.
+	if len(e.p.PriorityMix) > 0 {
+		r.priority = e.p.PriorityMix.draw(e.rng)
+	}
 	return r
 }
 

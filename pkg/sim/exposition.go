@@ -51,19 +51,20 @@ func (w *seriesWriter) info(v float64, labels ...string) {
 }
 
 // histogram writes the cumulative _bucket series, then _count and _sum, in
-// prometheus_client's order.
-func (w *seriesWriter) histogram(h *histogram) {
+// prometheus_client's order; extra labels (name, value, …) join the base.
+func (w *seriesWriter) histogram(h *histogram, extra ...string) {
 	var cum uint64
+	le := append(extra[:len(extra):len(extra)], "le", "")
 	for i, c := range h.counts {
 		cum += c
-		le := "+Inf"
+		le[len(le)-1] = "+Inf"
 		if i < len(h.bounds) {
-			le = pyFloat(h.bounds[i])
+			le[len(le)-1] = pyFloat(h.bounds[i])
 		}
-		w.line(w.name+"_bucket", float64(cum), w.base, "le", le)
+		w.line(w.name+"_bucket", float64(cum), w.base, le...)
 	}
-	w.line(w.name+"_count", float64(h.count), w.base)
-	w.line(w.name+"_sum", h.sum, w.base)
+	w.line(w.name+"_count", float64(h.count), w.base, extra...)
+	w.line(w.name+"_sum", h.sum, w.base, extra...)
 }
 
 func (w *seriesWriter) line(name string, v float64, base []labelPair, extra ...string) {

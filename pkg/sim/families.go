@@ -55,31 +55,44 @@ func commonCounters() []family {
 // generations, observed when a request finishes.
 func requestHistograms() []family {
 	return []family{
-		hist("vllm:request_prompt_tokens", helpPromptTok, func(e *engine) *histogram { return &e.h.promptTokens }),
-		hist("vllm:request_generation_tokens", helpGenTok, func(e *engine) *histogram { return &e.h.genTokens }),
+		finishedHist("vllm:request_prompt_tokens", helpPromptTok, func(h *hists) *histogram { return &h.promptTokens }),
+		finishedHist("vllm:request_generation_tokens", helpGenTok, func(h *hists) *histogram { return &h.genTokens }),
 		hist("vllm:iteration_tokens_total", helpIteration, func(e *engine) *histogram { return &e.h.iteration }),
 		hist("vllm:request_max_num_generation_tokens", helpMaxGen, func(e *engine) *histogram { return &e.h.maxGen }),
 		hist("vllm:request_params_n", helpParamsN, func(e *engine) *histogram { return &e.h.paramsN }),
-		hist("vllm:request_params_max_tokens", helpMaxTokens, func(e *engine) *histogram { return &e.h.paramsMaxTokens }),
+		finishedHist("vllm:request_params_max_tokens", helpMaxTokens, func(h *hists) *histogram { return &h.paramsMaxTokens }),
 	}
 }
 
 // phaseHistograms are e2e, queue, inference, prefill and decode time.
 func phaseHistograms(e2eHelp string) []family {
 	return []family{
-		hist("vllm:e2e_request_latency_seconds", e2eHelp, func(e *engine) *histogram { return &e.h.e2e }),
-		hist("vllm:request_queue_time_seconds", helpQueue, func(e *engine) *histogram { return &e.h.queue }),
-		hist("vllm:request_inference_time_seconds", helpInference, func(e *engine) *histogram { return &e.h.inference }),
-		hist("vllm:request_prefill_time_seconds", helpPrefill, func(e *engine) *histogram { return &e.h.prefill }),
-		hist("vllm:request_decode_time_seconds", helpDecode, func(e *engine) *histogram { return &e.h.decode }),
+		finishedHist("vllm:e2e_request_latency_seconds", e2eHelp, func(h *hists) *histogram { return &h.e2e }),
+		finishedHist("vllm:request_queue_time_seconds", helpQueue, func(h *hists) *histogram { return &h.queue }),
+		finishedHist("vllm:request_inference_time_seconds", helpInference, func(h *hists) *histogram { return &h.inference }),
+		finishedHist("vllm:request_prefill_time_seconds", helpPrefill, func(h *hists) *histogram { return &h.prefill }),
+		finishedHist("vllm:request_decode_time_seconds", helpDecode, func(h *hists) *histogram { return &h.decode }),
 	}
 }
 
 // successFamily writes request_success_total. V1 pre-creates every reason;
 // V0 created a series only once a request finished that way, and knew only
-// stop, length and abort.
+// stop, length and abort. With the priority label, every reason is written
+// for each class that has finished a request (whether vLLM pre-creates
+// classes was not read; a zero series and an absent one read the same
+// through rate()).
 func successFamily(gen Generation) family {
 	return family{"vllm:request_success_total", helpSuccess, "counter", func(e *engine, w *seriesWriter) {
+		if e.prio.label {
+			for c, h := range e.prio.h {
+				for r := range numReasons {
+					if h != nil {
+						w.sample(i64(e.prio.success[c][r]), "finished_reason", reasonNames[r], "priority", priorityClasses[c])
+					}
+				}
+			}
+			return
+		}
 		for r := range numReasons {
 			if gen == V1 || (r <= reasonAbort && e.st.success[r] > 0) {
 				w.sample(i64(e.st.success[r]), "finished_reason", reasonNames[r])

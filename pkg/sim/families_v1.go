@@ -33,7 +33,11 @@ func instanceFamilies(ic InstanceConfig) []family {
 	base := buildV1Families()
 	if ic.Release == Release032 {
 		last := len(base) - 1
-		base = append(base[:last:last], append(release032Families(), base[last])...)
+		r032 := release032Families()
+		if ic.Engine.SchedulingPolicy == PolicyPriority {
+			r032 = append(r032, requestPriorityFamily())
+		}
+		base = append(base[:last:last], append(r032, base[last])...)
 		if ic.Role == "" {
 			base = withCachedBySource(base)
 		}
@@ -90,16 +94,16 @@ func buildV1Families() []family {
 	)
 	fams = append(fams, requestHistograms()...)
 	fams = append(fams,
-		hist("vllm:time_to_first_token_seconds", helpTTFT, func(e *engine) *histogram { return &e.h.ttft }),
+		finishedHist("vllm:time_to_first_token_seconds", helpTTFT, func(h *hists) *histogram { return &h.ttft }),
 		hist("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.",
 			func(e *engine) *histogram { return &e.h.itl }),
-		hist("vllm:request_time_per_output_token_seconds", "Histogram of time_per_output_token_seconds per request.",
-			func(e *engine) *histogram { return &e.h.tpot }),
+		finishedHist("vllm:request_time_per_output_token_seconds", "Histogram of time_per_output_token_seconds per request.",
+			func(h *hists) *histogram { return &h.tpot }),
 	)
 	fams = append(fams, phaseHistograms("Histogram of e2e request latency in seconds.")...)
 	return append(fams,
-		hist("vllm:request_prefill_kv_computed_tokens", "Histogram of new KV tokens computed during prefill "+
-			"(excluding cached tokens).", func(e *engine) *histogram { return &e.h.prefillKV }),
+		finishedHist("vllm:request_prefill_kv_computed_tokens", "Histogram of new KV tokens computed during prefill "+
+			"(excluding cached tokens).", func(h *hists) *histogram { return &h.prefillKV }),
 		cacheConfigV1(),
 	)
 }

@@ -32,6 +32,9 @@ func featureFleet(t testing.TB, gen Generation) *Fleet {
 	}
 	return newTestFleet(t, nil,
 		InstanceConfig{Model: "m", Release: Release032, Engine: withEngine(func(p *EngineParams) { p.SpecTokens, p.LoRAAdapters = 3, 6 })},
+		InstanceConfig{Model: "m", Release: Release032, Engine: withEngine(func(p *EngineParams) {
+			p.SchedulingPolicy, p.PriorityMix = PolicyPriority, PriorityMix{{-1, 1}, {0, 1}, {2, 1}}
+		})},
 		InstanceConfig{Model: "m", Role: RolePrefill},
 		InstanceConfig{Model: "m", Role: RoleDecode},
 		// KV offloading: a tier that loads what a small GPU evicted, and a
@@ -120,7 +123,7 @@ func TestOptInFamilies(t *testing.T) {
 			for name, fv := range got.families {
 				row, ok := cat[name]
 				require.True(t, ok, "%s is not in the catalogue", name)
-				checkFamily(t, row, fv, gen, max(1, tt.inst.Engines))
+				checkFamily(t, row, fv, gen, max(1, tt.inst.Engines), false)
 			}
 		})
 	}

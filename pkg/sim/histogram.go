@@ -88,7 +88,7 @@ const histogramFamilyPrefix = "vllm:"
 // histogram families of both generations, without the "vllm:" prefix.
 func histogramFamilyNames() map[string]bool {
 	names := map[string]bool{}
-	for _, fams := range [][]family{v1Families, v0Families, nixlFamilies(), release032Families()} {
+	for _, fams := range [][]family{v1Families, v0Families, nixlFamilies(), release032Families(), {requestPriorityFamily()}} {
 		for _, f := range fams {
 			if f.hist != nil {
 				names[strings.TrimPrefix(f.name, histogramFamilyPrefix)] = true

@@ -30,6 +30,23 @@ func (d *deque[T]) removeAt(i int) T {
 	return v
 }
 
+// appendTo appends the values front to back to dst.
+func (d *deque[T]) appendTo(dst []T) []T {
+	for i := range d.size {
+		dst = append(dst, d.at(i))
+	}
+	return dst
+}
+
+// insertAt inserts v so that it becomes the i-th value from the front.
+func (d *deque[T]) insertAt(i int, v T) {
+	d.pushBack(v)
+	for j := d.size - 1; j > i; j-- {
+		d.buf[(d.head+j)%len(d.buf)] = d.buf[(d.head+j-1)%len(d.buf)]
+	}
+	d.buf[(d.head+i)%len(d.buf)] = v
+}
+
 func (d *deque[T]) pushBack(v T) {
 	d.grow()
 	d.buf[(d.head+d.size)%len(d.buf)] = v

@@ -36,6 +36,7 @@ type request struct {
 	cached      int  // prompt tokens found in the prefix cache, a whole number of blocks
 	setMax      bool // the request set max_tokens (else vLLM's default applied)
 	adapter     int  // LoRA adapter index; -1 without LoRA
+	priority    int  // vLLM's request priority: lower is served first under the priority policy
 	// remote: a decode instance must pull external prompt tokens of KV
 	// before running it; external stays the number pulled.
 	remote        bool

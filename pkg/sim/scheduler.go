@@ -146,7 +146,10 @@ func (e *engine) enterRunning(r *request) {
 	if !r.scheduled {
 		r.scheduled, r.firstScheduled, r.queueTime = true, e.now, wait
 	}
-	e.running = append(e.running, r)
+	i := e.runningAt(r)
+	e.running = append(e.running, nil)
+	copy(e.running[i+1:], e.running[i:])
+	e.running[i] = r
 	e.lora.enterRunning(r)
 }
 
@@ -185,7 +188,7 @@ func (e *engine) preempt(v *request) {
 	default:
 		v.unreported = append(v.unreported, seq)
 	}
-	e.waiting.pushFront(v)
+	e.queue(v, true)
 }
 
 // reportPreemptions counts r's preemptions not yet counted, as vLLM's
@@ -258,6 +261,9 @@ func (e *engine) emitTokens(r *request, m int) {
 		e.lora.firstOutput(r)
 		r.firstToken = e.now
 		e.h.ttft.observe(seconds(e.now - r.arrival))
+		if c := e.classHists(r); c != nil {
+			c.ttft.observe(seconds(e.now - r.arrival))
+		}
 		// vLLM counts the prompt once, in the iteration of the first token;
 		// iteration_tokens_total takes only the computed part, without
 		// prefix-cache hits.
@@ -286,7 +292,12 @@ func (e *engine) finish(r *request) {
 	e.release(r)
 	e.expireOnFinish()
 	e.st.success[r.reason]++
-	e.observeFinished(r)
+	e.observeFinished(&e.h, r)
+	if c := e.classHists(r); c != nil {
+		e.prio.success[priorityClass(r.priority)][r.reason]++
+		e.prio.raw.observe(float64(r.priority))
+		e.observeFinished(c, r)
+	}
 	e.logCompleted(r)
 }
 
@@ -319,7 +330,7 @@ func (e *engine) logCompleted(r *request) {
 		Instance: e.instance, Engine: e.rank, Model: e.model, ID: r.id,
 		Arrival: r.arrival, Finished: e.now, Wait: r.totalWait, QueueTime: r.queueTime,
 		E2E: e.now - r.arrival, PromptTokens: r.prompt, OutputTokens: r.outputs, Preemptions: r.preemptions,
-		Reason: reasonNames[r.reason], ClientAborted: r.clientAbort,
+		Reason: reasonNames[r.reason], ClientAborted: r.clientAbort, Priority: r.priority,
 	}
 	if e.lora.on && r.adapter >= 0 {
 		c.Adapter = e.lora.names[r.adapter]
@@ -330,30 +341,32 @@ func (e *engine) logCompleted(r *request) {
 	e.completedLog.push(c)
 }
 
-func (e *engine) observeFinished(r *request) {
+// observeFinished observes r's finished-request histograms into h: the
+// engine's own, or those of r's priority class.
+func (e *engine) observeFinished(h *hists, r *request) {
 	decode := r.lastToken - r.firstToken
-	e.h.queue.observe(seconds(r.queueTime))
+	h.queue.observe(seconds(r.queueTime))
 	if e.lean {
 		return
 	}
-	e.h.e2e.observe(seconds(e.now - r.arrival))
-	e.h.prefill.observe(seconds(r.firstToken - r.firstScheduled))
-	e.h.decode.observe(seconds(decode))
-	e.h.inference.observe(seconds(r.lastToken - r.firstScheduled))
+	h.e2e.observe(seconds(e.now - r.arrival))
+	h.prefill.observe(seconds(r.firstToken - r.firstScheduled))
+	h.decode.observe(seconds(decode))
+	h.inference.observe(seconds(r.lastToken - r.firstScheduled))
 	tpot := 0.0
 	if r.outputs > 1 {
 		tpot = seconds(decode) / float64(r.outputs-1)
 	}
-	e.h.tpot.observe(tpot)
-	e.h.promptTokens.observe(float64(r.prompt))
-	e.h.genTokens.observe(float64(r.outputs))
-	e.h.maxGen.observe(float64(r.outputs)) // the most tokens any of the n=1 samples generated
-	e.h.paramsN.observe(1)
+	h.tpot.observe(tpot)
+	h.promptTokens.observe(float64(r.prompt))
+	h.genTokens.observe(float64(r.outputs))
+	h.maxGen.observe(float64(r.outputs)) // the most tokens any of the n=1 samples generated
+	h.paramsN.observe(1)
 	if r.setMax {
-		e.h.paramsMaxTokens.observe(float64(r.maxTokens))
+		h.paramsMaxTokens.observe(float64(r.maxTokens))
 	}
-	e.h.prefillKV.observe(float64(r.prompt - r.cached - r.external))
-	e.h.numPreemptions.observe(float64(r.preemptions))
+	h.prefillKV.observe(float64(r.prompt - r.cached - r.external))
+	h.numPreemptions.observe(float64(r.preemptions))
 }
 
 // removeFinished drops finished requests from the running list, keeping the

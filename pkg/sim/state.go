@@ -48,7 +48,15 @@ type CompletedRequest struct {
 	// no finished-request metric for it: no request_success, no e2e, queue
 	// or inference time. TTFT is zero when it left before its first token.
 	ClientAborted bool
+	// Priority is the request's priority (0 unless the engine's
+	// PriorityMix drew another); vLLM's priority label buckets it.
+	Priority int
 }
+
+// PriorityLabel is the priority label vLLM 0.32 writes for a request of
+// priority p under --scheduling-policy priority: "<-1", "-1", "0", "1" or
+// ">1".
+func PriorityLabel(p int) string { return priorityClasses[priorityClass(p)] }
 
 // EngineState is the true state of one engine at Snapshot time.
 type EngineState struct {

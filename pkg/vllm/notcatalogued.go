@@ -8,8 +8,8 @@ package vllm
 // both, and every name listed is in the table.
 var NotCatalogued = map[string]string{
 	// V1 families of the 0.32 drift (issue 38).
-	"scheduler_policy_info":                     "priority scheduling is not yet grouped by; the priority label is left alone",
-	"request_priority":                          "priority scheduling is not yet grouped by",
+	"scheduler_policy_info":                     "waitTime, slo, workload and queue split and filter by the priority label of the families they read and tell a fleet without it by that label; the policy gauge is not read",
+	"request_priority":                          "raw priorities are not shown: queries split by the bucketed priority label of each family instead",
 	"num_requests_kv_fetch_by_stage":            "its stage values were not read from vLLM's source",
 	"sleep_mode_operation_duration_seconds":     "the fleet table's sleeping state reads engine_sleep_state; durations are not shown",
 	"nixl_num_notifications_after_expiry_total": "kvTransfer reads failures and expiries; late notifications are not shown yet",

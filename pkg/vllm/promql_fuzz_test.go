@@ -47,6 +47,9 @@ func FuzzBuilders(f *testing.F) {
 					if m.Name == "model_name" && m.Matches(value+"x") {
 						t.Fatalf("%s: matcher %s also matches %q", name, m, value+"x")
 					}
+					if m.Name == PriorityLabelName && (!m.Matches(value) || !m.Matches("<-1") || (value != "<-1" && m.Matches(value+"x"))) {
+						t.Fatalf("%s: matcher %s does not match exactly %q and <-1", name, m, value)
+					}
 				}
 				return nil
 			})
@@ -93,5 +96,23 @@ func newerExpressions(b Builder, f models.Filters, value string) map[string]stri
 	for _, s := range b.SLOSignals(Availability(0.999, "28d"), models.GroupInstanceEngine, f) {
 		out["availability "+s.Name] = s.Expr
 	}
+	addPriorityExpressions(out, b, f, value)
 	return out
+}
+
+// addPriorityExpressions adds the priority-scoped builders with value as
+// a priority class beside "<-1" (the table admits only vLLM's five
+// classes; the quoting must hold for any value).
+func addPriorityExpressions(out map[string]string, b Builder, f models.Filters, value string) {
+	s := models.PriorityScope{ByPriority: true, Priorities: []string{value, "<-1"}}
+	out["wait by priority"] = b.WaitTimeScoped("queue_time", []float64{0.99}, true, models.GroupInstanceEngine, f, s, "1m")
+	for _, sig := range b.QueueByPriority(models.GroupModel, f, s, "1m") {
+		out["queue by priority "+sig.Name] = sig.Expr
+	}
+	for _, sig := range b.SLOSignalsScoped(Objective{Key: TTFT, Bound: 1, Target: 0.99, Window: "1h"}, models.GroupModel, f, s) {
+		out["slo by priority "+sig.Name] = sig.Expr
+	}
+	for _, sig := range b.WorkloadSignalsScoped(models.GroupNone, f, s, "1m") {
+		out["workload by priority "+sig.Name] = sig.Expr
+	}
 }

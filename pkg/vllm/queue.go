@@ -46,6 +46,38 @@ func (b Builder) QueueRejected(g models.Grouping, f models.Filters, window strin
 	return SignalExpr{QueueRejectedSignal, agg("sum", append(b.GroupLabels(g), "reason"), b.youngRateUnion(Rejections, f, "", window))}, true
 }
 
+// The queue's signals by priority (QueueByPriority).
+const (
+	// QueueServedSignal is requests per second whose queue time vLLM
+	// recorded, per priority class: the classes the scheduler serves.
+	QueueServedSignal = "served"
+	// QueueTimeMeanSignal is their mean queue time in seconds.
+	QueueTimeMeanSignal = "queue_time_mean"
+)
+
+// QueueByPriorityText is the queue's notice under a priority scope: vLLM's
+// queue gauges count every class.
+const QueueByPriorityText = "vLLM's running and waiting gauges have no priority label: they count every class. " +
+	"The served (requests/s) and queue_time_mean series are per priority class, from the queue-time histogram, " +
+	"recorded when a request finishes."
+
+// QueueByPriority are the queue's per-priority series when the query groups
+// or filters by priority (none otherwise): the rate of recorded queue times
+// and their mean, by grouping and priority class. The gauges have no
+// priority, so what the queue can say per class is whom it serves and how
+// long they waited.
+func (b Builder) QueueByPriority(g models.Grouping, f models.Filters, s models.PriorityScope, window string) []SignalExpr {
+	if !s.PriorityActive() {
+		return nil
+	}
+	pgl, pf := b.PriorityGroupLabels(g, s), priorityFilters(f, s)
+	count := agg("sum", pgl, b.rateUnion(QueueTime, pf, "_count", window))
+	return []SignalExpr{
+		{QueueServedSignal, count},
+		{QueueTimeMeanSignal, agg("sum", pgl, b.rateUnion(QueueTime, pf, "_sum", window)) + " / " + count},
+	}
+}
+
 // Queue is the queue's signals as one expression, each tagged with
 // SignalTagLabel: the same answer as QueueSignals in one round trip, for
 // callers that want a single query (recording rules, the raw plan the

@@ -117,7 +117,17 @@ func (o Objective) leMatcher() *labels.Matcher {
 // burn pair, the smaller of its two burn rates: the pair's alert fires
 // exactly when that series exceeds the pair's factor.
 func (b Builder) SLOSignals(o Objective, g models.Grouping, f models.Filters) []SignalExpr {
-	gl := b.GroupLabels(g)
+	return b.sloSignals(o, b.GroupLabels(g), f)
+}
+
+// SLOSignalsScoped is SLOSignals per vLLM priority class and/or for some
+// classes only (s): every family an objective reads (the latency
+// histograms, request_success_total) carries the priority label.
+func (b Builder) SLOSignalsScoped(o Objective, g models.Grouping, f models.Filters, s models.PriorityScope) []SignalExpr {
+	return b.sloSignals(o, b.PriorityGroupLabels(g, s), priorityFilters(f, s))
+}
+
+func (b Builder) sloSignals(o Objective, gl []string, f models.Filters) []SignalExpr {
 	budget := strconv.FormatFloat(1-o.Target, 'g', 12, 64)
 	att := b.sloRatio(o, gl, f, o.Window)
 	out := []SignalExpr{

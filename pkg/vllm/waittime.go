@@ -33,15 +33,23 @@ func QuantileName(q float64) string {
 // family, its mean, and optionally the Little's-law live wait. window is
 // the rate window ($__rate_interval).
 func (b Builder) WaitTime(family string, quantiles []float64, live bool, g models.Grouping, f models.Filters, window string) string {
+	return b.WaitTimeScoped(family, quantiles, live, g, f, models.PriorityScope{}, window)
+}
+
+// WaitTimeScoped is WaitTime split and/or filtered by vLLM's priority label
+// (s). The live wait reads the waiting gauge, which has no priority: it
+// stays per grouping, unfiltered.
+func (b Builder) WaitTimeScoped(family string, quantiles []float64, live bool, g models.Grouping, f models.Filters,
+	s models.PriorityScope, window string) string {
 	key := FamilySignals[family]
-	gl := b.GroupLabels(g)
+	gl, pgl, pf := b.GroupLabels(g), b.PriorityGroupLabels(g, s), priorityFilters(f, s)
 	var parts []string
 	for _, q := range quantiles {
 		hq := fmt.Sprintf("histogram_quantile(%s, %s)", strconv.FormatFloat(q, 'g', -1, 64),
-			agg("sum", append([]string{"le"}, gl...), b.rateUnion(key, f, "_bucket", window)))
+			agg("sum", append([]string{"le"}, pgl...), b.rateUnion(key, pf, "_bucket", window)))
 		parts = append(parts, tag(hq, QuantileName(q)))
 	}
-	mean := agg("sum", gl, b.rateUnion(key, f, "_sum", window)) + " / " + agg("sum", gl, b.rateUnion(key, f, "_count", window))
+	mean := agg("sum", pgl, b.rateUnion(key, pf, "_sum", window)) + " / " + agg("sum", pgl, b.rateUnion(key, pf, "_count", window))
 	parts = append(parts, tag(mean, "mean"))
 	if live {
 		parts = append(parts, tag(b.liveWait(gl, f, window), "live"))

@@ -71,7 +71,16 @@ func (b Builder) increaseUnion(key SignalKey, f models.Filters, suffix string, d
 // requests that ended in error and, where the stack runs an endpoint
 // picker, the picker's own error share (see GatewayErrorShare).
 func (b Builder) WorkloadSignals(g models.Grouping, f models.Filters, window string) []SignalExpr {
-	gl := b.GroupLabels(g)
+	return b.WorkloadSignalsScoped(g, f, models.PriorityScope{}, window)
+}
+
+// WorkloadSignalsScoped is WorkloadSignals per vLLM priority class and/or
+// for some classes only (s): the token histograms and
+// request_success_total carry the priority label. The endpoint picker
+// knows nothing of vLLM's priorities: its error share is left out under a
+// scope.
+func (b Builder) WorkloadSignalsScoped(g models.Grouping, f models.Filters, s models.PriorityScope, window string) []SignalExpr {
+	gl, f := b.PriorityGroupLabels(g, s), priorityFilters(f, s)
 	mean := func(key SignalKey) string {
 		return agg("sum", gl, b.rateUnion(key, f, "_sum", window)) + " / " + agg("sum", gl, b.rateUnion(key, f, "_count", window))
 	}
@@ -80,6 +89,9 @@ func (b Builder) WorkloadSignals(g models.Grouping, f models.Filters, window str
 		{WorkloadGenerationMean, mean(RequestGenerationTokens)},
 		{WorkloadRequests, agg("sum", gl, b.youngRateUnion(RequestPromptTokens, f, "_count", window))},
 		{ErrorShare, b.ErrorShare(gl, f, window)},
+	}
+	if s.PriorityActive() {
+		return out
 	}
 	if gw := b.GatewayErrorShare(g, f, window); gw != "" {
 		out = append(out, SignalExpr{GatewayErrorShare, gw})

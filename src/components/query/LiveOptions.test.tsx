@@ -45,3 +45,18 @@ describe('QueryEditor: fleet worst rows', () => {
     expect(validateQuery({ refId: 'A', queryType: 'fleet', worst: 3 }).worst).toBeUndefined();
   });
 });
+
+describe('QueryEditor: queue by priority', () => {
+  it('splits the queue by priority and runs', async () => {
+    const base: VllmQuery = { refId: 'A', queryType: 'queue' };
+    const { onChange, onRunQuery } = setup(base);
+    await userEvent.click(screen.getByLabelText('By priority'));
+    expect(onChange).toHaveBeenCalledWith({ ...base, byPriority: true });
+    expect(onRunQuery).toHaveBeenCalledTimes(1);
+  });
+
+  it('has no priority fields on the fleet table', () => {
+    setup({ refId: 'A', queryType: 'fleet' });
+    expect(screen.queryByLabelText('By priority')).not.toBeInTheDocument();
+  });
+});

@@ -3,6 +3,7 @@ import { InlineField, InlineFieldRow, InlineSwitch } from '@grafana/ui';
 
 import { parseK } from '../../queryValidation';
 import { CommitInput } from './CommitInput';
+import { PriorityFields } from './PriorityFields';
 import { OptionsProps } from './types';
 
 /** The Live switch of queue and fleet: the panel subscribes to the backend's channel (src/live.ts) instead of polling. */
@@ -22,11 +23,12 @@ function LiveField({ query, onChange }: Pick<OptionsProps, 'query' | 'onChange'>
   );
 }
 
-/** Queue depth: its only option is Live. */
+/** Queue depth: Live, and the served rate and queue time per vLLM priority class. */
 export function QueueOptions(props: OptionsProps) {
   return (
     <InlineFieldRow>
       <LiveField {...props} />
+      <PriorityFields queryType="queue" query={props.query} errors={props.errors} onChange={props.onChange} />
     </InlineFieldRow>
   );
 }

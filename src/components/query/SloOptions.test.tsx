@@ -176,3 +176,17 @@ describe('applyTemplateVariables: slo', () => {
     expect(out.window).toBe('7d');
   });
 });
+
+describe('QueryEditor: slo by priority', () => {
+  it('computes the objective per priority class', async () => {
+    const base: VllmQuery = { refId: 'A', queryType: 'slo' };
+    const { onChange } = setup(base);
+    await userEvent.click(screen.getByLabelText('By priority'));
+    expect(onChange).toHaveBeenCalledWith({ ...base, byPriority: true });
+  });
+
+  it('has no priority fields for inter-token latency', () => {
+    setup({ refId: 'A', queryType: 'slo', family: 'itl' });
+    expect(screen.queryByLabelText('By priority')).not.toBeInTheDocument();
+  });
+});

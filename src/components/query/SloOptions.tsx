@@ -17,6 +17,7 @@ import {
 import { VllmSloObjective, VllmSloSignal } from '../../types';
 import { ChoiceField } from './ChoiceField';
 import { CommitInput } from './CommitInput';
+import { PriorityFields } from './PriorityFields';
 import { OptionsProps } from './types';
 
 /**
@@ -139,6 +140,9 @@ export function SloOptions({ query, errors, variableRefs, onChange }: OptionsPro
             isClearable
           />
         </InlineField>
+        {!(latency && query.family === 'itl') && (
+          <PriorityFields queryType="slo" query={query} errors={errors} onChange={onChange} />
+        )}
       </InlineFieldRow>
     </>
   );

@@ -1,7 +1,7 @@
 import { screen } from '@testing-library/react';
 
 import { renderQueryEditor, withoutVariables } from '../../testing/editor';
-import { pickOne } from '../../testing/combobox';
+import { pick, pickOne } from '../../testing/combobox';
 import { validateQuery } from '../../queryValidation';
 import { VllmQuery } from '../../types';
 
@@ -34,5 +34,32 @@ describe('QueryEditor: waitTime format', () => {
   it('flags a format the backend would reject', () => {
     expect(validateQuery({ ...base, format: 'histogram' as VllmQuery['format'] }).format).toBeDefined();
     expect(validateQuery({ ...base, format: 'heatmap' }).format).toBeUndefined();
+  });
+});
+
+describe('QueryEditor: waitTime by priority', () => {
+  it('offers the priority split and filter for the series format only', () => {
+    setup(base);
+    expect(screen.getByLabelText('By priority')).toBeInTheDocument();
+    expect(screen.getByLabelText('Priorities')).toBeInTheDocument();
+    setup({ ...base, format: 'heatmap' });
+    expect(screen.getAllByLabelText('By priority')).toHaveLength(1);
+  });
+
+  it('hides them for inter-token latency, which vLLM does not label by priority', () => {
+    setup({ ...base, family: 'itl' });
+    expect(screen.queryByLabelText('By priority')).not.toBeInTheDocument();
+  });
+
+  it('picks a class with regular-expression characters and runs', async () => {
+    const { onChange, onRunQuery } = setup(base);
+    await pick('Priorities', 'Above high');
+    expect(onChange).toHaveBeenCalledWith({ ...base, priorities: ['<-1'] });
+    expect(onRunQuery).toHaveBeenCalledTimes(1);
+  });
+
+  it('flags a raw priority the backend would reject', () => {
+    expect(validateQuery({ ...base, priorities: ['5'] }).priorities).toBeDefined();
+    expect(validateQuery({ ...base, priorities: ['<-1', '>1'] }).priorities).toBeUndefined();
   });
 });

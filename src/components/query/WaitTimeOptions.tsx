@@ -3,12 +3,13 @@ import { InlineField, InlineFieldRow, InlineSwitch } from '@grafana/ui';
 
 import { DEFAULT_FAMILY, DEFAULT_WAIT_FORMAT, FAMILY_OPTIONS, WAIT_FORMAT_OPTIONS } from '../../queryOptions';
 import { ChoiceField } from './ChoiceField';
+import { PriorityFields } from './PriorityFields';
 import { QuantilesField } from './QuantilesField';
 import { OptionsProps } from './types';
 
 /**
  * Wait time: which latency histogram, and either its quantiles (and whether to count requests still waiting) or its
- * distribution as a heatmap, where quantiles and the live wait do not apply.
+ * distribution as a heatmap, where quantiles, the live wait and the priority split do not apply.
  */
 export function WaitTimeOptions({ query, errors, variableRefs, onChange }: OptionsProps) {
   const heatmap = query.format === 'heatmap';
@@ -58,6 +59,9 @@ export function WaitTimeOptions({ query, errors, variableRefs, onChange }: Optio
         error={errors.format}
         onChange={(format) => onChange({ format: format as OptionsProps['query']['format'] })}
       />
+      {!heatmap && query.family !== 'itl' && (
+        <PriorityFields queryType="waitTime" query={query} errors={errors} onChange={onChange} />
+      )}
     </InlineFieldRow>
   );
 }

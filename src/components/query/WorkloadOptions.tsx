@@ -4,11 +4,12 @@ import { InlineFieldRow } from '@grafana/ui';
 import { DEFAULT_WORKLOAD_VIEW, WORKLOAD_VIEW_OPTIONS } from '../../workloadOptions';
 import { VllmQuery } from '../../types';
 import { ChoiceField } from './ChoiceField';
+import { PriorityFields } from './PriorityFields';
 import { OptionsProps } from './types';
 
 /**
  * Workload: which view. The default (token means, requests/s, error share) is time series; the two length views are
- * heatmaps, one frame per group, for Grafana's heatmap panel.
+ * heatmaps, one frame per group, for Grafana's heatmap panel. The series view can be split or filtered by vLLM priority.
  */
 export function WorkloadOptions({ query, errors, variableRefs, onChange }: OptionsProps) {
   return (
@@ -24,6 +25,9 @@ export function WorkloadOptions({ query, errors, variableRefs, onChange }: Optio
         error={errors.view}
         onChange={(view) => onChange({ view: view as VllmQuery['view'] })}
       />
+      {(query.view ?? DEFAULT_WORKLOAD_VIEW) === DEFAULT_WORKLOAD_VIEW && (
+        <PriorityFields queryType="workload" query={query} errors={errors} onChange={onChange} />
+      )}
     </InlineFieldRow>
   );
 }
