@@ -45,15 +45,21 @@ func (b Builder) InstanceOf(ls map[string]string) string {
 	return strings.Join(parts, IdentitySeparator)
 }
 
-// instanceMatchers turns instance names back into label matchers. With one
+// labelValues are the values one label must take.
+type labelValues struct {
+	label  string
+	values []string
+}
+
+// instanceValues turns instance names back into label values. With one
 // identity label it is an exact match; with several, each label matches
 // the values it takes in the names, which is exact for one name and for
 // names that differ in one label (a namespace's pods), and otherwise also
 // admits the cross combinations (ns-a/p2 when ns-a/p1 and ns-b/p2 are asked for).
-func (b Builder) instanceMatchers(names []string) []string {
+func (b Builder) instanceValues(names []string) []labelValues {
 	id := b.IdentityLabels()
 	if len(id) == 1 {
-		return []string{matchAny(id[0], names)}
+		return []labelValues{{id[0], names}}
 	}
 	values := make([][]string, len(id))
 	for _, n := range names {
@@ -65,12 +71,12 @@ func (b Builder) instanceMatchers(names []string) []string {
 			values[i] = append(values[i], p)
 		}
 	}
-	out := make([]string, 0, len(id))
+	out := make([]labelValues, 0, len(id))
 	for i, l := range id {
 		if onlyEmpty(values[i]) {
 			continue
 		}
-		out = append(out, matchAny(l, distinct(values[i])))
+		out = append(out, labelValues{l, distinct(values[i])})
 	}
 	return out
 }
@@ -141,6 +147,9 @@ func DetectAll(names []string, prefixes []string) Detection {
 // identity labels: the server list for pickers and variables when the
 // identity is more than one label (label values cannot pair them).
 func (b Builder) RecentIdentities(f models.Filters, window string) string {
+	if b.joining() {
+		return agg("group", b.IdentityLabels(), b.lastOverTime(Running, f, window))
+	}
 	m := b.matchers(f)
 	var parts []string
 	for _, n := range b.names(Running) {
@@ -154,5 +163,5 @@ func (b Builder) RecentIdentities(f models.Filters, window string) string {
 // prefixes or generations) cannot take one.
 func (b Builder) lastOverTime(key SignalKey, f models.Filters, window string) string {
 	m := b.matchers(f)
-	return b.unionOf(key, func(n string) string { return "last_over_time(" + selector(n, m) + "[" + window + "])" })
+	return b.unionOfF(key, f, func(n string) string { return "last_over_time(" + selector(n, m) + "[" + window + "])" })
 }
