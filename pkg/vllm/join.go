@@ -1,6 +1,7 @@
 package vllm
 
 import (
+	"sort"
 	"strings"
 
 	"github.com/inferops/vllm-datasource/pkg/models"
@@ -36,6 +37,7 @@ func (b Builder) instanceMatchers(names []string) []string {
 // namespace="inference"), only engines known to match are kept.
 func (b Builder) joinResource(expr string, info []string) string {
 	j := b.Detected.Join
+	expr = promotedNames(expr, j)
 	if !j.Active() {
 		return expr
 	}
@@ -65,8 +67,12 @@ func (b Builder) infoMatchers(f models.Filters) []string {
 	return info
 }
 
-// joining reports whether labels come from target_info.
-func (b Builder) joining() bool { return b.Detected.Join.Active() }
+// joining reports whether labels come from target_info or are renamed
+// from promoted attributes: either way an engine part is no longer a bare
+// selector (timestamp() must go inside) and the rules' series lack them.
+func (b Builder) joining() bool {
+	return b.Detected.Join.Active() || len(b.Detected.Join.Promoted) > 0
+}
 
 // joinScoped joins an expression of engine or scrape series to
 // target_info under the scope alone.
@@ -90,4 +96,19 @@ func (b Builder) timestampUnion(key SignalKey, f models.Filters) string {
 // that only target_info has.
 func (b Builder) joinedSelector(name string, extra ...string) string {
 	return b.joinScoped(b.ScopedSelector(name, extra...))
+}
+
+// promotedNames copies each promoted label to the name queries use
+// (label_replace: pod from k8s_pod_name), so a store that promotes the
+// attributes is read directly, without target_info.
+func promotedNames(expr string, j ResourceJoin) string {
+	ls := make([]string, 0, len(j.Promoted))
+	for l := range j.Promoted {
+		ls = append(ls, l)
+	}
+	sort.Strings(ls)
+	for _, l := range ls {
+		expr = "label_replace(" + expr + ", " + quote(l) + `, "$1", ` + quote(j.Promoted[l]) + `, "(.*)")`
+	}
+	return expr
 }

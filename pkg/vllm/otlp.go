@@ -58,10 +58,24 @@ var resourceAliases = map[string][]string{
 // label holding it. Empty: every label the plugin needs is on the series.
 type ResourceJoin struct {
 	From map[string]string
+	// Promoted maps each label the series carry under an OpenTelemetry
+	// name (a store told to promote k8s.pod.name keeps k8s_pod_name on
+	// every series) to that name: read directly, renamed with
+	// label_replace, no join.
+	Promoted map[string]string
 }
 
 // Active reports whether any label comes from target_info.
 func (j ResourceJoin) Active() bool { return len(j.From) > 0 }
+
+// seriesLabel is the label a wanted label is matched by on the series:
+// its promoted name, or itself.
+func (j ResourceJoin) seriesLabel(l string) string {
+	if p, ok := j.Promoted[l]; ok {
+		return p
+	}
+	return l
+}
 
 // Labels are the joined labels, sorted.
 func (j ResourceJoin) Labels() []string {
@@ -139,25 +153,47 @@ func PlanResourceJoin(want []string, probe model.Vector) (ResourceJoin, OTLPShap
 		}
 	}
 	shape := otlpShape(info)
-	if info == nil || running == nil {
+	if running == nil {
 		return ResourceJoin{}, shape
 	}
-	j := ResourceJoin{From: map[string]string{}}
+	return planJoin(want, running, info), shape
+}
+
+// planJoin reads each wanted label from the series when they carry it,
+// under its own name or promoted under an OpenTelemetry name, else from
+// target_info.
+func planJoin(want []string, running, info model.Metric) ResourceJoin {
+	j := ResourceJoin{From: map[string]string{}, Promoted: map[string]string{}}
+	has := func(m model.Metric, l string) bool { _, ok := m[model.LabelName(l)]; return ok }
 	for _, l := range want {
-		if _, ok := running[model.LabelName(l)]; ok {
+		if has(running, l) {
 			continue
 		}
-		for _, src := range append([]string{l}, resourceAliases[l]...) {
-			if _, ok := info[model.LabelName(src)]; ok {
-				j.From[l] = src
-				break
-			}
+		if a := firstLabel(running, resourceAliases[l]); a != "" {
+			j.Promoted[l] = a
+			continue
+		}
+		if info == nil {
+			continue
+		}
+		if src := firstLabel(info, append([]string{l}, resourceAliases[l]...)); src != "" {
+			j.From[l] = src
 		}
 	}
-	if len(j.From) == 0 {
-		return ResourceJoin{}, shape
+	if len(j.From) == 0 && len(j.Promoted) == 0 {
+		return ResourceJoin{}
 	}
-	return j, shape
+	return j
+}
+
+// firstLabel is the first of the labels the series has, "" for none.
+func firstLabel(m model.Metric, ls []string) string {
+	for _, l := range ls {
+		if _, ok := m[model.LabelName(l)]; ok {
+			return l
+		}
+	}
+	return ""
 }
 
 // otlpShape tells escaped attribute labels from UTF-8 ones by target_info's

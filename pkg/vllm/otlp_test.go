@@ -41,12 +41,18 @@ func TestPlanResourceJoin(t *testing.T) {
 		{"the label's own name on target_info", model.Vector{sample(running), sample(map[string]string{"__name__": "target_info", "job": "vllm", "instance": "10.0.0.1:8000",
 			"namespace": "inference", "pod": "vllm-0", "k8s_pod_name": "other"})},
 			map[string]string{"namespace": "namespace", "pod": "pod"}, OTLPShape{TargetInfo: true, Known: true}},
+		{"promoted under OpenTelemetry's names: read directly", model.Vector{sample(map[string]string{"__name__": "vllm:num_requests_running", "job": "vllm", "instance": "a:1",
+			"k8s_namespace_name": "inference", "k8s_pod_name": "vllm-0"}), sample(map[string]string{"__name__": "target_info", "job": "vllm", "instance": "a:1", "k8s_pod_name": "vllm-0"})},
+			nil, OTLPShape{TargetInfo: true, Known: true}},
 		{"target_info without the labels", model.Vector{sample(running), sample(map[string]string{"__name__": "target_info", "job": "vllm", "instance": "10.0.0.1:8000"})},
 			nil, OTLPShape{TargetInfo: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			j, shape := PlanResourceJoin([]string{"namespace", "pod", "llm_isvc_role"}, tt.probe)
+			if strings.HasPrefix(tt.name, "promoted") {
+				require.Equal(t, map[string]string{"namespace": "k8s_namespace_name", "pod": "k8s_pod_name"}, j.Promoted)
+			}
 			if tt.want == nil {
 				require.False(t, j.Active())
 			} else {
@@ -151,4 +157,13 @@ func TestJoinKeepsEnginesWithoutTargetInfoWhenUnfiltered(t *testing.T) {
 	require.Equal(t, `(vllm:num_requests_running * on (job, instance) group_left (namespace, pod) max by (job, instance, namespace, pod) `+
 		`(label_replace(label_replace(target_info, "namespace", "$1", "k8s_namespace_name", "(.*)"), "pod", "$1", "k8s_pod_name", "(.*)"))`+
 		` or on (job, instance) vllm:num_requests_running)`, b.union(Running, models.Filters{}, ""))
+}
+
+func TestPromotedAttributesReadDirectly(t *testing.T) {
+	b := joinedBuilder("", "")
+	b.Detected.Join = ResourceJoin{Promoted: map[string]string{"namespace": "k8s_namespace_name", "pod": "k8s_pod_name"}}
+	require.Equal(t, `sum by (namespace, pod) (label_replace(label_replace(vllm:num_requests_running{k8s_namespace_name="inference", k8s_namespace_name="inference", k8s_pod_name="vllm-0"}, `+
+		`"namespace", "$1", "k8s_namespace_name", "(.*)"), "pod", "$1", "k8s_pod_name", "(.*)"))`,
+		agg("sum", b.IdentityLabels(), b.union(Running, models.Filters{Instances: []string{"inference/vllm-0"}}, "")))
+	require.Contains(t, b.EnginesLastSeen(models.Filters{}, 3600e9, 15e9), "timestamp(vllm:num_requests_running{", "timestamp() stays on the selector")
 }

@@ -107,7 +107,7 @@ func (b Builder) splitMatchers(f models.Filters) (own, info []string) {
 			info = append(info, render(src))
 			return
 		}
-		own = append(own, render(label))
+		own = append(own, render(b.Detected.Join.seriesLabel(label)))
 	}
 	for _, m := range b.Scope {
 		put(m.Name, renamed(m))
@@ -148,7 +148,7 @@ func (b Builder) scope() []string {
 	out := make([]string, 0, len(b.Scope)+3)
 	for _, m := range b.Scope {
 		if !b.Detected.Join.Joins(m.Name) {
-			out = append(out, m.String())
+			out = append(out, renamed(m)(b.Detected.Join.seriesLabel(m.Name)))
 		}
 	}
 	return out
