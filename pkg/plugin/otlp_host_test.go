@@ -201,7 +201,6 @@ func TestHostOTLP(t *testing.T) {
 	})
 }
 
-
 // golden compares got with a file in testdata (-update rewrites it).
 func golden(t *testing.T, path, got string) {
 	t.Helper()
