@@ -49,6 +49,9 @@ func Check(ctx context.Context, p Prometheus, s models.Settings, now time.Time) 
 		return failed(noVLLMMessage(server, s) + st.note(s))
 	}
 	fl, vec, err := countFleet(ctx, p, s, now)
+	if b := builder(ctx, s); b.JoinConflict(err) {
+		err = fmt.Errorf("%w (%s)", err, b.JoinConflictText())
+	}
 	if err != nil {
 		return failedBy(ctx, err, fmt.Sprintf("%s has vLLM metric names, but counting engines failed: %v", server, err))
 	}

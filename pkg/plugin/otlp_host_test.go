@@ -58,14 +58,14 @@ func podGroups(addrs []string) []promtest.Group {
 // and moves namespace and pod to the resource (k8s.namespace.name,
 // k8s.pod.name), so the store keeps them on target_info only, unless it
 // promotes them.
-func otlpStore(t *testing.T, groups []promtest.Group, strategy string, promote bool) *promtest.Server {
+func otlpStore(t *testing.T, groups []promtest.Group, strategy string, promote, trim bool) *promtest.Server {
 	t.Helper()
 	cfg := "  translation_strategy: " + strategy + "\n"
 	if promote {
 		cfg += "  promote_resource_attributes: [k8s.namespace.name, k8s.pod.name]\n"
 	}
 	srv := promtest.Start(t, promtest.Options{Backend: promtest.Prometheus3, Args: []string{"--web.enable-otlp-receiver"}, OTLP: cfg})
-	promtest.StartCollector(t, promtest.Collector{Groups: groups, Prom: srv, ToResource: []string{"namespace", "pod"}})
+	promtest.StartCollector(t, promtest.Collector{Groups: groups, Prom: srv, ToResource: []string{"namespace", "pod"}, TrimSuffixes: trim})
 	return srv
 }
 
@@ -117,16 +117,33 @@ func TestHostOTLP(t *testing.T) {
 	direct := promtest.Start(t, promtest.Options{Backend: promtest.Prometheus3, Groups: groups})
 	stores := []struct {
 		name, strategy, translation string
-		promote                     bool
+		promote, trim               bool
 	}{
-		{"underscore", "UnderscoreEscapingWithSuffixes", "translation: UnderscoreEscapingWithSuffixes", false},
-		{"utf8", "NoUTF8EscapingWithSuffixes", "translation: NoUTF8EscapingWithSuffixes", false},
-		{"promoted", "UnderscoreEscapingWithSuffixes", "translation: UnderscoreEscapingWithSuffixes", true},
+		{"underscore", "UnderscoreEscapingWithSuffixes", "translation: UnderscoreEscapingWithSuffixes", false, false},
+		{"utf8", "NoUTF8EscapingWithSuffixes", "translation: NoUTF8EscapingWithSuffixes", false, false},
+		{"promoted", "UnderscoreEscapingWithSuffixes", "translation: UnderscoreEscapingWithSuffixes", true, false},
+		// The receiver trims _total and the store adds no suffix: counters
+		// are stored as vllm:num_preemptions.
+		{"untranslated", "NoTranslation", "translation: NoTranslation (counters without _total", false, true},
 	}
 	srvs := map[string]*promtest.Server{}
 	for _, s := range stores {
-		srvs[s.name] = otlpStore(t, groups, s.strategy, s.promote)
+		srvs[s.name] = otlpStore(t, groups, s.strategy, s.promote, s.trim)
 	}
+	// Bad shapes. restarted: a second Collector sends the first server
+	// again under another pod name, as after a restart that changed it
+	// (OTLP series get no staleness markers, so both target_info series
+	// stay in the lookback). twoWays: a second Collector that does not trim
+	// _total beside one that does, under NoTranslation: every counter is
+	// stored under both spellings.
+	restarted := otlpStore(t, groups, "UnderscoreEscapingWithSuffixes", false, false)
+	moved := promtest.Group{Targets: groups[0].Targets, Labels: map[string]string{"namespace": "inference", "pod": "vllm-0-restarted"}}
+	promtest.StartCollector(t, promtest.Collector{Groups: []promtest.Group{moved}, Prom: restarted, ToResource: []string{"namespace", "pod"}})
+	twoWays := otlpStore(t, groups, "NoTranslation", false, true)
+	promtest.StartCollector(t, promtest.Collector{Groups: groups, Prom: twoWays, ToResource: []string{"namespace", "pod"}})
+	restarted.WaitForSeries(t, `target_info`, 5, 60*time.Second)
+	twoWays.WaitForSeries(t, `vllm:num_preemptions_total`, 8, 60*time.Second)
+	twoWays.WaitForSeries(t, `vllm:num_preemptions`, 8, 60*time.Second)
 	// 8 engines, 20 scrapes each; target_info for all 4 servers.
 	direct.WaitForSeries(t, `count_over_time(vllm:num_requests_running[1m]) >= 20`, 8, 90*time.Second)
 	for _, s := range srvs {
@@ -183,6 +200,31 @@ func TestHostOTLP(t *testing.T) {
 				require.NotContains(t, f.Meta.ExecutedQueryString, "target_info", "promoted attributes are read directly")
 			}
 		}
+	})
+
+	t.Run("two target_info series for one instance: explained, never a wrong join", func(t *testing.T) {
+		resp := host.QueryData(t, ds("restarted", restarted, ""), nil, queries...)
+		for _, qq := range queries {
+			err := resp.Responses[qq.RefID].Error
+			require.Error(t, err, qq.RefID)
+			require.ErrorContains(t, err, "many-to-many matching not allowed", "Prometheus' own error is kept")
+			require.ErrorContains(t, err, "namespace, pod is read from target_info, and some job/instance has two target_info series")
+		}
+		res := host.CheckHealth(t, ds("restarted", restarted, ""))
+		require.Equal(t, backend.HealthStatusError, res.Status)
+		require.Contains(t, res.Message, "some job/instance has two target_info series")
+	})
+
+	t.Run("counters spelled two ways: one answer, and a notice in health", func(t *testing.T) {
+		want := host.QueryData(t, ds("direct", direct, ""), nil, queries...)
+		got := host.QueryData(t, ds("twoWays", twoWays, ""), nil, queries...)
+		for _, qq := range queries {
+			require.Equal(t, comparable(t, want.Responses[qq.RefID]), comparable(t, got.Responses[qq.RefID]), qq.RefID)
+		}
+		res := host.CheckHealth(t, ds("twoWays", twoWays, ""))
+		require.Equal(t, backend.HealthStatusOk, res.Status, res.Message)
+		require.Contains(t, res.Message, "counters spelled two ways (")
+		require.Contains(t, res.Message, "num_preemptions_total")
 	})
 
 	t.Run("health recognises the OTLP path and names the translation", func(t *testing.T) {

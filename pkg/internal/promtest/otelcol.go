@@ -47,6 +47,10 @@ type Collector struct {
 	ToResource []string
 	// ScrapeInterval defaults to 1s.
 	ScrapeInterval time.Duration
+	// TrimSuffixes sets the receiver's trim_metric_suffixes: counters are
+	// sent without _total, which a store under NoTranslation (or
+	// UnderscoreEscapingWithoutSuffixes) keeps.
+	TrimSuffixes bool
 }
 
 // k8sNames are the resource attributes ToResource renames labels to.
@@ -59,7 +63,7 @@ func (c Collector) Config() string {
 		iv = time.Second
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "receivers:\n  prometheus:\n    config:\n      scrape_configs:\n        - job_name: vllm\n          scrape_interval: %s\n          static_configs:\n", iv)
+	fmt.Fprintf(&b, "receivers:\n  prometheus:\n    trim_metric_suffixes: %t\n    config:\n      scrape_configs:\n        - job_name: vllm\n          scrape_interval: %s\n          static_configs:\n", c.TrimSuffixes, iv)
 	for _, g := range c.Groups {
 		fmt.Fprintf(&b, "            - targets: [%s]\n", quoteAll(g.Targets))
 		writeLabels(&b, "              labels:\n", "                ", g.Labels)
