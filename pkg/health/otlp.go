@@ -53,6 +53,9 @@ func otlpNote(ctx context.Context, p Prometheus, s models.Settings, det vllm.Det
 		}
 		parts = append(parts, "labels joined from target_info on job and instance: "+strings.Join(from, ", "))
 	}
+	if u := det.UnresolvedText(); u != "" {
+		parts = append(parts, u)
+	}
 	if two := det.TwoSpellings(); len(two) > 0 {
 		parts = append(parts, fmt.Sprintf("counters spelled two ways (%s): each engine is read once, under the _total spelling where it has both", strings.Join(two, ", ")))
 	}

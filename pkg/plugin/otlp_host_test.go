@@ -141,6 +141,9 @@ func TestHostOTLP(t *testing.T) {
 	promtest.StartCollector(t, promtest.Collector{Groups: []promtest.Group{moved}, Prom: restarted, ToResource: []string{"namespace", "pod"}})
 	twoWays := otlpStore(t, groups, "NoTranslation", false, true)
 	promtest.StartCollector(t, promtest.Collector{Groups: groups, Prom: twoWays, ToResource: []string{"namespace", "pod"}})
+	// bare: the targets carry no namespace or pod at all.
+	bare := otlpStore(t, []promtest.Group{{Targets: addrs}}, "UnderscoreEscapingWithSuffixes", false, false)
+	bare.WaitForSeries(t, `vllm:num_requests_running`, 8, 60*time.Second)
 	restarted.WaitForSeries(t, `target_info`, 5, 60*time.Second)
 	twoWays.WaitForSeries(t, `vllm:num_preemptions_total`, 8, 60*time.Second)
 	twoWays.WaitForSeries(t, `vllm:num_preemptions`, 8, 60*time.Second)
@@ -213,6 +216,23 @@ func TestHostOTLP(t *testing.T) {
 		res := host.CheckHealth(t, ds("restarted", restarted, ""))
 		require.Equal(t, backend.HealthStatusError, res.Status)
 		require.Contains(t, res.Message, "some job/instance has two target_info series")
+	})
+
+	t.Run("namespace and pod nowhere: servers named by instance, and said", func(t *testing.T) {
+		resp := host.QueryData(t, ds("bare", bare, ""), nil, q("F", `{"queryType":"fleet"}`))
+		require.NoError(t, resp.Responses["F"].Error)
+		f := resp.Responses["F"].Frames[0]
+		require.Equal(t, 8, f.Rows(), "%s\n%s", comparable(t, resp.Responses["F"]), f.Meta.ExecutedQueryString)
+		var servers []string
+		for i := 0; i < f.Rows(); i++ {
+			servers = append(servers, fmt.Sprint(deref(f.Fields[0].At(i))))
+		}
+		require.ElementsMatch(t, append(append([]string(nil), addrs...), addrs...), servers)
+		require.Contains(t, fmt.Sprint(f.Meta.Notices), "namespace, pod on neither the engines' series nor target_info")
+		res := host.CheckHealth(t, ds("bare", bare, ""))
+		require.Equal(t, backend.HealthStatusOk, res.Status, res.Message)
+		require.Contains(t, res.Message, "8 engines on 4 instances")
+		require.Contains(t, res.Message, "servers are told apart by instance instead")
 	})
 
 	t.Run("counters spelled two ways: one answer, and a notice in health", func(t *testing.T) {

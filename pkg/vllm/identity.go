@@ -23,8 +23,12 @@ func ForSettings(s models.Settings) Builder {
 const IdentitySeparator = "/"
 
 // IdentityLabels are the labels that identify one vLLM server: the
-// profile's (namespace+pod on Kubernetes), else the instance label.
+// profile's (namespace+pod on Kubernetes), else the instance label, also
+// when an OTLP-fed store has the profile's labels nowhere (Unresolved).
 func (b Builder) IdentityLabels() []string {
+	if len(b.Detected.Join.Unresolved) > 0 {
+		return []string{"instance"} // rebuilt from service.instance.id on every OTLP series
+	}
 	if len(b.Identity) > 0 {
 		return b.Identity
 	}

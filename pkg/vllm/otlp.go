@@ -58,6 +58,10 @@ var resourceAliases = map[string][]string{
 // label holding it. Empty: every label the plugin needs is on the series.
 type ResourceJoin struct {
 	From map[string]string
+	// Unresolved are identity labels an OTLP-fed store has on neither the
+	// series nor target_info: servers are then told apart by the instance
+	// label (IdentityLabels), which the receiver always keeps.
+	Unresolved []string
 	// Promoted maps each label the series carry under an OpenTelemetry
 	// name (a store told to promote k8s.pod.name keeps k8s_pod_name on
 	// every series) to that name: read directly, renamed with
@@ -143,7 +147,7 @@ func (b Builder) ResourceProbe() string {
 // PlanResourceJoin reads the probe's answer: the labels wanted that the
 // running gauge lacks and target_info has (under the label's own name or
 // an OpenTelemetry alias), and the shape of the store.
-func PlanResourceJoin(want []string, probe model.Vector) (ResourceJoin, OTLPShape) {
+func PlanResourceJoin(want, identity []string, probe model.Vector) (ResourceJoin, OTLPShape) {
 	var running, info model.Metric
 	for _, s := range probe {
 		if string(s.Metric[model.MetricNameLabel]) == TargetInfoName {
@@ -156,7 +160,24 @@ func PlanResourceJoin(want []string, probe model.Vector) (ResourceJoin, OTLPShap
 	if running == nil {
 		return ResourceJoin{}, shape
 	}
-	return planJoin(want, running, info), shape
+	j := planJoin(want, running, info)
+	j.Unresolved = unresolved(identity, running, info, j)
+	return j, shape
+}
+
+// unresolved are the identity labels found nowhere in an OTLP-fed store
+// (one with target_info); a store without target_info is left as it is.
+func unresolved(identity []string, running, info model.Metric, j ResourceJoin) []string {
+	if info == nil {
+		return nil
+	}
+	var out []string
+	for _, l := range identity {
+		if _, ok := running[model.LabelName(l)]; !ok && !j.Joins(l) && j.Promoted[l] == "" {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // planJoin reads each wanted label from the series when they carry it,
@@ -278,7 +299,7 @@ func (b Builder) Probes() bool {
 // join it plans and the shape of the store. Call it before NameSelector so
 // that a scope on a label only target_info has does not hide the names.
 func (b Builder) WithProbe(probe model.Vector) Builder {
-	b.Detected.Join, b.Detected.OTLP = PlanResourceJoin(b.WantedLabels(), probe)
+	b.Detected.Join, b.Detected.OTLP = PlanResourceJoin(b.WantedLabels(), b.Identity, probe)
 	return b
 }
 
@@ -328,4 +349,16 @@ func (d Detection) TwoSpellings() []string {
 // (one sample each): empty where the pipeline sends no scrape series.
 func (b Builder) UpForEngines() string {
 	return "group by (job, instance) (up) and " + onLabels(ResourceKeys) + " " + agg("group", ResourceKeys, b.union(Running, models.Filters{}, ""))
+}
+
+// UnresolvedText says that the profile's identity labels are nowhere in an
+// OTLP-fed store, and what the plugin does instead; "" when they are.
+func (d Detection) UnresolvedText() string {
+	if len(d.Join.Unresolved) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s on neither the engines' series nor %s: servers are told apart by instance instead. "+
+		"Keep them on the way: kubernetes_sd or the k8sattributes processor put k8s.namespace.name and k8s.pod.name on the resource "+
+		"(the plugin joins them from %s), or promote them (otlp.promote_resource_attributes)",
+		strings.Join(d.Join.Unresolved, ", "), TargetInfoName, TargetInfoName)
 }

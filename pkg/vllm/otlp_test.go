@@ -49,7 +49,13 @@ func TestPlanResourceJoin(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			j, shape := PlanResourceJoin([]string{"namespace", "pod", "llm_isvc_role"}, tt.probe)
+			j, shape := PlanResourceJoin([]string{"namespace", "pod", "llm_isvc_role"}, []string{"namespace", "pod"}, tt.probe)
+			if tt.name == "target_info without the labels" {
+				require.Equal(t, []string{"namespace", "pod"}, j.Unresolved)
+				b := Builder{InstanceLabel: "instance", Identity: []string{"namespace", "pod"}, Detected: Detection{Join: j}}
+				require.Equal(t, []string{"instance"}, b.IdentityLabels(), "servers are told apart by instance")
+				return
+			}
 			if strings.HasPrefix(tt.name, "promoted") {
 				require.Equal(t, map[string]string{"namespace": "k8s_namespace_name", "pod": "k8s_pod_name"}, j.Promoted)
 			}
