@@ -292,7 +292,12 @@ func hasTrimmedCounters(names map[string]bool) bool {
 // beyond the instance (identity, an explicit role label, a scope) can be
 // missing from the series and on target_info instead.
 func (b Builder) Probes() bool {
-	return len(b.Identity) > 0 || len(b.Scope) > 0 || b.RoleLabel != ""
+	for _, l := range b.Identity {
+		if l != "instance" && l != "job" {
+			return true
+		}
+	}
+	return len(b.Scope) > 0 || b.RoleLabel != ""
 }
 
 // WithProbe is the builder with the probe's answer on its detection: the

@@ -173,3 +173,21 @@ func TestPromotedAttributesReadDirectly(t *testing.T) {
 		agg("sum", b.IdentityLabels(), b.union(Running, models.Filters{Instances: []string{"inference/vllm-0"}}, "")))
 	require.Contains(t, b.EnginesLastSeen(models.Filters{}, 3600e9, 15e9), "timestamp(vllm:num_requests_running{", "timestamp() stays on the selector")
 }
+
+func TestProbesOnlyForLabelsBeyondTheInstance(t *testing.T) {
+	scope := []*labels.Matcher{labels.MustNewMatcher(labels.MatchEqual, "cluster", "a")}
+	tests := []struct {
+		name string
+		b    Builder
+		want bool
+	}{
+		{"plain: instance only", Builder{Identity: []string{"instance"}}, false},
+		{"no identity", Builder{}, false},
+		{"Kubernetes identity", Builder{Identity: []string{"namespace", "pod"}}, true},
+		{"explicit role label", Builder{Identity: []string{"instance"}, RoleLabel: "role"}, true},
+		{"a scope", Builder{Identity: []string{"instance"}, Scope: scope}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { require.Equal(t, tt.want, tt.b.Probes()) })
+	}
+}
