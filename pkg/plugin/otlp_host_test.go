@@ -247,6 +247,25 @@ func TestHostOTLP(t *testing.T) {
 		require.Contains(t, res.Message, "num_preemptions_total")
 	})
 
+	t.Run("resource routes list what target_info holds", func(t *testing.T) {
+		for _, s := range stores {
+			all, scoped := ds(s.name, srvs[s.name], ""), ds(s.name, srvs[s.name], `namespace="inference"`)
+			for _, tt := range []struct {
+				ds         backend.DataSourceInstanceSettings
+				path, want string
+			}{
+				{all, "instances", `["batch/vllm-3","inference/vllm-0","inference/vllm-1","inference/vllm-2"]`},
+				{scoped, "instances", `["inference/vllm-0","inference/vllm-1","inference/vllm-2"]`},
+				{all, "namespaces", `["batch","inference"]`},
+				{scoped, "models", `["Qwen/Qwen2.5-7B-Instruct","meta-llama/Llama-3.1-8B-Instruct"]`},
+			} {
+				r := host.CallResource(t, tt.ds, "GET", tt.path, nil)
+				require.Equal(t, 200, r.Status, "%s %s: %s", s.name, tt.path, r.Body)
+				require.JSONEq(t, tt.want, string(r.Body), "%s %s", s.name, tt.path)
+			}
+		}
+	})
+
 	t.Run("health recognises the OTLP path and names the translation", func(t *testing.T) {
 		for _, s := range stores {
 			res := host.CheckHealth(t, ds(s.name, srvs[s.name], ""))

@@ -112,3 +112,16 @@ func promotedNames(expr string, j ResourceJoin) string {
 	}
 	return expr
 }
+
+// Joining reports whether the builder reads labels from target_info or
+// renames promoted ones: its engine selector is then an expression, not a
+// series selector, and label values are listed with RecentValues.
+func (b Builder) Joining() bool { return b.joining() }
+
+// RecentValues is one sample per value of label among the engines that
+// reported in the window under the filters, joined like every engine
+// series: the picker lists of an OTLP-fed store, where the label values
+// API cannot see labels that only target_info holds.
+func (b Builder) RecentValues(label string, f models.Filters, window string) string {
+	return agg("group", []string{label}, b.lastOverTime(Running, f, window))
+}
