@@ -85,6 +85,16 @@ func (b Builder) instanceValues(names []string) []labelValues {
 	return out
 }
 
+// instanceMatchers renders instanceValues as matchers on the series.
+func (b Builder) instanceMatchers(names []string) []string {
+	lvs := b.instanceValues(names)
+	out := make([]string, len(lvs))
+	for i, lv := range lvs {
+		out[i] = matchAny(lv.label, lv.values)
+	}
+	return out
+}
+
 func distinct(vs []string) []string {
 	seen := map[string]bool{}
 	var out []string

@@ -7,16 +7,6 @@ import (
 	"github.com/inferops/vllm-datasource/pkg/models"
 )
 
-// instanceMatchers renders instanceValues as matchers on the series.
-func (b Builder) instanceMatchers(names []string) []string {
-	lvs := b.instanceValues(names)
-	out := make([]string, len(lvs))
-	for i, lv := range lvs {
-		out[i] = matchAny(lv.label, lv.values)
-	}
-	return out
-}
-
 // joinResource joins the labels detection found on target_info only onto
 // an expression of engine series:
 //
@@ -28,7 +18,7 @@ func (b Builder) instanceMatchers(names []string) []string {
 // (a restarted process's pid). Two series that still differ for one
 // job+instance (the pod changed, or a name spelled two ways) make
 // Prometheus refuse the join ("many-to-many matching not allowed"), which
-// the query layer explains (ExplainJoinError): never a wrong join. Its
+// the query layer explains (JoinConflict): never a wrong join. Its
 // value is 1, so the product keeps expr's values.
 //
 // Without matchers on the joined labels, engines whose instance has no
