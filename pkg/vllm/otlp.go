@@ -58,9 +58,10 @@ var resourceAliases = map[string][]string{
 // label holding it. Empty: every label the plugin needs is on the series.
 type ResourceJoin struct {
 	From map[string]string
-	// Unresolved are identity labels an OTLP-fed store has on neither the
-	// series nor target_info: servers are then told apart by the instance
-	// label (IdentityLabels), which the receiver always keeps.
+		// Unresolved are the identity labels when none of them is on the
+	// series, promoted or on target_info: servers are then told apart by
+	// the instance label (IdentityLabels), which every scrape and the OTLP
+	// receiver keep.
 	Unresolved []string
 	// Promoted maps each label the series carry under an OpenTelemetry
 	// name (a store told to promote k8s.pod.name keeps k8s_pod_name on
@@ -165,19 +166,18 @@ func PlanResourceJoin(want, identity []string, probe model.Vector) (ResourceJoin
 	return j, shape
 }
 
-// unresolved are the identity labels found nowhere in an OTLP-fed store
-// (one with target_info); a store without target_info is left as it is.
-func unresolved(identity []string, running, info model.Metric, j ResourceJoin) []string {
-	if info == nil {
-		return nil
-	}
-	var out []string
+// unresolved are the identity labels when every one of them is found
+// nowhere (not on the series, not promoted, not on target_info, or no
+// target_info at all: a pipeline that dropped it): grouping by them would
+// merge every engine into one nameless server. Where some are found, the
+// others are read as empty, as before.
+func unresolved(identity []string, running, _ model.Metric, j ResourceJoin) []string {
 	for _, l := range identity {
-		if _, ok := running[model.LabelName(l)]; !ok && !j.Joins(l) && j.Promoted[l] == "" {
-			out = append(out, l)
+		if _, ok := running[model.LabelName(l)]; ok || j.Joins(l) || j.Promoted[l] != "" || l == "instance" {
+			return nil
 		}
 	}
-	return out
+	return append([]string(nil), identity...)
 }
 
 // planJoin reads each wanted label from the series when they carry it,

@@ -30,6 +30,9 @@ func TestPlanResourceJoin(t *testing.T) {
 		shape OTLPShape
 	}{
 		{"no target_info: nothing to join", model.Vector{sample(running)}, nil, OTLPShape{}},
+		{"labels nowhere and no target_info", model.Vector{sample(running)}, nil, OTLPShape{}},
+		{"one identity label found: no fallback", model.Vector{sample(map[string]string{"__name__": "vllm:num_requests_running", "job": "vllm", "instance": "a:1", "pod": "p"})},
+			nil, OTLPShape{}},
 		{"labels on the series: no join", model.Vector{sample(withPod), sample(map[string]string{"__name__": "target_info", "job": "vllm", "instance": "a:1", "k8s_pod_name": "x"})},
 			nil, OTLPShape{TargetInfo: true, Known: true}},
 		{"escaped Kubernetes attributes", model.Vector{sample(running), sample(map[string]string{"__name__": "target_info", "job": "vllm", "instance": "10.0.0.1:8000",
@@ -50,11 +53,14 @@ func TestPlanResourceJoin(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			j, shape := PlanResourceJoin([]string{"namespace", "pod", "llm_isvc_role"}, []string{"namespace", "pod"}, tt.probe)
-			if tt.name == "target_info without the labels" {
+			if tt.name == "target_info without the labels" || tt.name == "labels nowhere and no target_info" {
 				require.Equal(t, []string{"namespace", "pod"}, j.Unresolved)
 				b := Builder{InstanceLabel: "instance", Identity: []string{"namespace", "pod"}, Detected: Detection{Join: j}}
 				require.Equal(t, []string{"instance"}, b.IdentityLabels(), "servers are told apart by instance")
 				return
+			}
+			if tt.name == "one identity label found: no fallback" {
+				require.Empty(t, j.Unresolved)
 			}
 			if strings.HasPrefix(tt.name, "promoted") {
 				require.Equal(t, map[string]string{"namespace": "k8s_namespace_name", "pod": "k8s_pod_name"}, j.Promoted)
