@@ -58,7 +58,7 @@ var resourceAliases = map[string][]string{
 // label holding it. Empty: every label the plugin needs is on the series.
 type ResourceJoin struct {
 	From map[string]string
-		// Unresolved are the identity labels when none of them is on the
+	// Unresolved are the identity labels when none of them is on the
 	// series, promoted or on target_info: servers are then told apart by
 	// the instance label (IdentityLabels), which every scrape and the OTLP
 	// receiver keep.
