@@ -10,6 +10,7 @@
 #   bash scripts/backends.sh promtool     # only Prometheus 3's promtool
 #   bash scripts/backends.sh thanos       # only Thanos
 #   bash scripts/backends.sh cadvisorhost # only the cAdvisor host
+#   bash scripts/backends.sh otelcol      # only the OpenTelemetry Collector
 #
 # The versions here are the ones pkg/internal/promtest looks for; change them
 # together (promtest.Prometheus3Version, promtest.ThanosVersion).
@@ -129,19 +130,50 @@ cadvisorhost() {
 	echo "$out"
 }
 
+# otelcol: an OpenTelemetry Collector made of the Collector's own modules
+# (tools/otelcolhost, its own module: otelcol and otlphttpexporter v0.165.0,
+# the contrib Prometheus receiver, groupbyattrs and resource processors
+# v0.165.1, one release), so the plugin's go.mod never takes the Collector's
+# dependencies; the OTLP tests send the simulated fleet through it into
+# Prometheus 3's OTLP receiver. Cached by a hash of its sources, like the
+# cAdvisor host (pkg/internal/promtest computes the same).
+otelcol() {
+	local src key out start
+	src="$(cd "$(dirname "$0")/.." && pwd)/tools/otelcolhost"
+	key=$(cd "$src" && cat main.go go.mod go.sum | sha256sum | cut -c1-12)
+	out="$cache/otelcolhost-$key"
+	if [ -x "$out" ]; then
+		echo "$out"
+		return 0
+	fi
+	start=$(date +%s)
+	echo "backends: building the OpenTelemetry Collector (tools/otelcolhost, Collector v0.165.0)" >&2
+	if ! (cd "$src" && GOWORK=off GOFLAGS="-buildvcs=false -mod=readonly" CGO_ENABLED=0 go build -trimpath \
+		-ldflags "-s -w" -o "$out.tmp.$$" .); then
+		rm -f "$out.tmp.$$"
+		echo "backends: building the OpenTelemetry Collector failed" >&2
+		return 1
+	fi
+	mv "$out.tmp.$$" "$out"
+	echo "backends: built the OpenTelemetry Collector in $(($(date +%s) - start))s" >&2
+	echo "$out"
+}
+
 case "${1:-all}" in
 prometheus) prometheus ;;
 promtool) promtool ;;
 thanos) thanos ;;
 cadvisorhost) cadvisorhost ;;
+otelcol) otelcol ;;
 all)
 	prometheus
 	promtool
 	thanos
 	cadvisorhost
+	otelcol
 	;;
 *)
-	echo "usage: $0 [prometheus|promtool|thanos|cadvisorhost|all]" >&2
+	echo "usage: $0 [prometheus|promtool|thanos|cadvisorhost|otelcol|all]" >&2
 	exit 2
 	;;
 esac

@@ -70,7 +70,7 @@ if [ "$only_rules" = 0 ]; then
 		ahead=10m
 		[ "$n" -ge 5000 ] && ahead=30m
 		go test -count=1 -timeout 1h -run '^TestFleetTableBench$' -v ./pkg/internal/fleetbench/ -args -bench.fleet.engines="$n" -bench.fleet.reps="$reps" -bench.fleet.ahead="$ahead" |
-			grep -E '^\| |^\|---|^rules (on|off), |^ +fleet(table|profile)_test\.go:|^\s+Messages:|^(--- |ok|FAIL)'
+			grep -E '^\| |^\|---|^(rules (on|off)|joined), |^ +fleet(table|profile)_test\.go:|^\s+Messages:|^(--- |ok|FAIL)'
 	done
 fi
 

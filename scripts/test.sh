@@ -146,10 +146,10 @@ nice -n 5 bash scripts/frontend-check.sh checks >"$frontend_log" 2>&1 &
 frontend_pid=$!
 trap 'stop_jobs $backends_pid $frontend_pid' EXIT
 
-step "back ends: Prometheus 3, Thanos and the cAdvisor host from the Go module proxy (started in the background at the top)"
+step "back ends: Prometheus 3, Thanos, the cAdvisor host and the Collector from the Go module proxy (started in the background at the top)"
 if ! wait "$backends_pid"; then
 	cat "$backends_log" >&2
-	echo "scripts/backends.sh failed: the integration tests need Prometheus 3, Thanos and the cAdvisor host" >&2
+	echo "scripts/backends.sh failed: the integration tests need Prometheus 3, Thanos, the cAdvisor host and the OpenTelemetry Collector" >&2
 	exit 1
 fi
 cat "$backends_log"

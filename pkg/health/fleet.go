@@ -20,7 +20,7 @@ type fleet struct {
 // countFleet asks for one sample per (instance, engine, model); both
 // generations expose num_requests_running, so it sees mixed fleets whole.
 func countFleet(ctx context.Context, p Prometheus, s models.Settings, now time.Time) (fleet, model.Vector, error) {
-	b := builder(s)
+	b := builder(ctx, s)
 	vec, _, err := p.Query(ctx, b.EnginesNow(models.Filters{}), now)
 	if err != nil {
 		return fleet{}, nil, err

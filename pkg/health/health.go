@@ -36,17 +36,22 @@ func Check(ctx context.Context, p Prometheus, s models.Settings, now time.Time) 
 	if err != nil {
 		return failedBy(ctx, err, unreachableMessage(p.Host(), err))
 	}
-	names, err := p.MetricNames(ctx, builder(s).NameSelector(), now.Add(-lookback), now)
+	pb := probe(ctx, p, s, now)
+	names, err := p.MetricNames(ctx, pb.NameSelector(), now.Add(-lookback), now)
 	if err != nil {
 		return failedBy(ctx, err, fmt.Sprintf("%s answered, but listing metric names failed: %v", server, err))
 	}
-	det := vllm.DetectAll(names, builder(s).PrefixList())
+	det := pb.Detected.WithNames(names, pb.PrefixList())
+	ctx = withDetection(ctx, det)
 	// The stack is advice: a failed lookup leaves it out, never fails health.
 	st, _ := detectStack(ctx, p, s, now)
 	if !det.Found() {
 		return failed(noVLLMMessage(server, s) + st.note(s))
 	}
 	fl, vec, err := countFleet(ctx, p, s, now)
+	if b := builder(ctx, s); b.JoinConflict(err) {
+		err = fmt.Errorf("%w (%s)", err, b.JoinConflictText())
+	}
 	if err != nil {
 		return failedBy(ctx, err, fmt.Sprintf("%s has vLLM metric names, but counting engines failed: %v", server, err))
 	}
@@ -64,8 +69,8 @@ func Check(ctx context.Context, p Prometheus, s models.Settings, now time.Time) 
 	sl := checkStalls(ctx, p, s, now)
 	return &backend.CheckHealthResult{
 		Status: sl.status(fl),
-		Message: fmt.Sprintf("%s: vLLM %s metrics found: %s%s%s%s%s%s%s%s%s", server, gen, fl.summary(), sl.note(fl), rejectNote(ctx, p, s, det, now),
-			missingNote(h, now), scrapeNote(ctx, p, s, now), scrapeHealthNote(ctx, p, s, now), scopeNote(s), st.note(s), rulesNote(ctx, p, s, now)),
+		Message: fmt.Sprintf("%s: vLLM %s metrics found: %s%s%s%s%s%s%s%s%s%s", server, gen, fl.summary(), sl.note(fl), rejectNote(ctx, p, s, det, now),
+			missingNote(h, now), scrapeNote(ctx, p, s, now), scrapeHealthNote(ctx, p, s, now), otlpNote(ctx, p, s, det, now), scopeNote(s), st.note(s), rulesNote(ctx, p, s, now)),
 		JSONDetails: details(gen, det, fl, h, st, sl),
 	}
 }
@@ -88,9 +93,15 @@ func identify(ctx context.Context, p Prometheus) (string, error) {
 	}
 }
 
-// builder writes the health check's selectors inside the data source's scope.
-func builder(s models.Settings) vllm.Builder {
-	return vllm.ForSettings(s)
+// builder writes the health check's selectors inside the data source's
+// scope, with what detection found once Check has it (withDetection): the
+// names to read and the labels to join from target_info.
+func builder(ctx context.Context, s models.Settings) vllm.Builder {
+	b := vllm.ForSettings(s)
+	if d, ok := ctx.Value(detectionKey{}).(vllm.Detection); ok {
+		b.Detected = d
+	}
+	return b
 }
 
 // scopeNote says that the counts are of the selector's series only, so a

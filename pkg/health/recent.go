@@ -27,7 +27,7 @@ type history struct {
 // own time; the subquery walks the lookback at the scrape interval
 // (vllm.Builder.EnginesLastSeen).
 func recentFleet(ctx context.Context, p Prometheus, s models.Settings, nowFleet model.Vector, now time.Time) (history, error) {
-	b := builder(s)
+	b := builder(ctx, s)
 	vec, _, err := p.Query(ctx, b.EnginesLastSeen(models.Filters{}, lookback, s.ScrapeInterval), now)
 	if err != nil {
 		return history{}, err

@@ -22,7 +22,7 @@ func rejectNote(ctx context.Context, p Prometheus, s models.Settings, det vllm.D
 	if !det.HasSignal(vllm.Rejections) {
 		return ""
 	}
-	b := builder(s)
+	b := builder(ctx, s)
 	vec, _, err := p.Query(ctx, b.RejectingServers(rejectWindow), now)
 	if err != nil || len(vec) == 0 {
 		return ""

@@ -17,7 +17,7 @@ func rulesNote(ctx context.Context, p Prometheus, s models.Settings, now time.Ti
 	if !s.RecordingRules.On() {
 		return "" // turned off on purpose: nothing to say
 	}
-	b := builder(s)
+	b := builder(ctx, s)
 	names, err := p.MetricNames(ctx, b.RuleNameSelector(s.RulePrefix), now.Add(-lookback), now)
 	if err != nil {
 		return ""

@@ -38,7 +38,7 @@ func scrapeStep(setting time.Duration) time.Duration {
 // (a fleet too young for three samples) says nothing.
 func scrapeNote(ctx context.Context, p Prometheus, s models.Settings, now time.Time) string {
 	window := scrapeWindow(s.ScrapeInterval)
-	v, ok, err := vllm.FirstValue(p.Query)(ctx, builder(s).ScrapeSpacing(window, scrapeStep(s.ScrapeInterval)), now)
+	v, ok, err := vllm.FirstValue(p.Query)(ctx, builder(ctx, s).ScrapeSpacing(window, scrapeStep(s.ScrapeInterval)), now)
 	if err != nil || !ok || math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
 		return ""
 	}

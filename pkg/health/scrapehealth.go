@@ -39,7 +39,7 @@ type scrapeTrouble struct {
 // the window: their panels have gaps, or will under more load. A failed
 // lookup says nothing: this is advice, never a failed test.
 func scrapeHealthNote(ctx context.Context, p Prometheus, s models.Settings, now time.Time) string {
-	b, window := builder(s), flapWindow(s.ScrapeInterval)
+	b, window := builder(ctx, s), flapWindow(s.ScrapeInterval)
 	vecs := map[string]model.Vector{}
 	for _, sig := range b.HealthScrapeSignals(window) {
 		vec, _, err := p.Query(ctx, sig.Expr, now)

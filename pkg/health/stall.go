@@ -34,7 +34,7 @@ type stalls struct {
 // A failed lookup is kept in err and said in the message: health has
 // already proved what it must, so the check itself never fails it.
 func checkStalls(ctx context.Context, p Prometheus, s models.Settings, now time.Time) stalls {
-	b := builder(s)
+	b := builder(ctx, s)
 	st := stalls{window: stallWindow(s)}
 	for _, sig := range b.HealthStallSignals(models.Filters{}, st.window) {
 		vec, _, err := p.Query(ctx, sig.Expr, now)

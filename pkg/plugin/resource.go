@@ -33,6 +33,7 @@ func (d *Datasource) CallResource(ctx context.Context, req *backend.CallResource
 			Headers: map[string][]string{"Content-Type": {"application/json"}},
 			Body:    []byte(`{"error":"` + errDisposed.Error() + `"}`)})
 	}
-	h := &resources.Handler{Prom: d.prom, Settings: u.scope.profiles.Resolve(ctx).Settings, Now: d.now}
+	res := u.scope.profiles.Resolve(ctx)
+	h := &resources.Handler{Prom: d.prom, Settings: res.Settings, Now: d.now, Detect: res.Detector.Get}
 	return httpadapter.New(h.Mux()).CallResource(ctx, req, sender)
 }

@@ -46,7 +46,8 @@ func NewScopedDetector(p Prometheus, prefix string, scope []*labels.Matcher, now
 // NewDetectorFor returns a detector for every prefix of the builder (a
 // profile can accept several), inside its scope.
 func NewDetectorFor(p Prometheus, b vllm.Builder, now func() time.Time) *Detector {
-	return &Detector{prom: p, b: vllm.Builder{Prefix: b.Prefix, Prefixes: b.Prefixes, Scope: b.Scope}, now: now}
+	return &Detector{prom: p, b: vllm.Builder{Prefix: b.Prefix, Prefixes: b.Prefixes, Scope: b.Scope,
+		InstanceLabel: b.InstanceLabel, Identity: b.Identity, RoleLabel: b.RoleLabel}, now: now}
 }
 
 // Get returns the cached detection, refreshing it when stale. When
@@ -59,12 +60,28 @@ func (d *Detector) Get(ctx context.Context) vllm.Detection {
 	if !d.fetched.IsZero() && now.Sub(d.fetched) < DetectionTTL {
 		return d.det
 	}
-	names, err := d.prom.MetricNames(ctx, d.b.NameSelector(), now.Add(-detectionLookback), now)
+	b := d.probe(ctx, now)
+	names, err := d.prom.MetricNames(ctx, b.NameSelector(), now.Add(-detectionLookback), now)
 	if err != nil {
 		return vllm.Detection{}
 	}
-	d.det, d.fetched = vllm.DetectAll(names, d.b.PrefixList()), now
+	d.det, d.fetched = b.Detected.WithNames(names, b.PrefixList()), now
 	return d.det
+}
+
+// probe asks, where labels beyond the instance are needed, whether they
+// are on the series or only on target_info (an OTLP-fed store), and
+// returns the builder with the join planned. A failed probe plans none:
+// the queries then read the series as they are.
+func (d *Detector) probe(ctx context.Context, now time.Time) vllm.Builder {
+	if !d.b.Probes() {
+		return d.b
+	}
+	v, _, err := d.prom.Query(ctx, d.b.ResourceProbe(), now)
+	if err != nil {
+		return d.b
+	}
+	return d.b.WithProbe(v)
 }
 
 // Invalidate forgets the cache; the health check calls it so "Save & test"

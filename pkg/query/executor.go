@@ -109,6 +109,9 @@ func (e *Executor) runSafely(ctx context.Context, dq backend.DataQuery, m *memo,
 		err = fmt.Errorf("%w (no answer within the data source's query timeout, queryTimeout = %s: raise it in the data source settings, or narrow the query)",
 			err, e.Settings.QueryTimeout)
 	}
+	if p.builder.JoinConflict(err) {
+		err = fmt.Errorf("%w (%s)", err, p.builder.JoinConflictText())
+	}
 	if err != nil {
 		return errorResponse(dq.RefID, err)
 	}

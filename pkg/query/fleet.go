@@ -81,7 +81,30 @@ func (p *plan) fleet(ctx context.Context, o models.FleetOptions) (data.Frames, e
 		{key: vllm.QueueTime, tags: []string{vllm.FleetQueueP99}, without: "the queue-time column is empty"},
 	}, vllm.KVUsage)
 	gpuNotices := attachGPUs(ctx, p, rows, func(r *frames.FleetRow) (string, **frames.GPUSummary) { return r.Instance, &r.GPU })
-	return data.Frames{frames.FleetTable(rows, p.executed(exprsOf(sigs)...), p.noticesFor(ruleNotes, warningNotices(warn), missing, predated.notices(), gpuNotices))}, nil
+	return data.Frames{frames.FleetTable(rows, p.executed(exprsOf(sigs)...), p.noticesFor(ruleNotes, warningNotices(warn), missing, predated.notices(), gpuNotices,
+		livenessNotices(vecs), p.identityNotices()))}, nil
+}
+
+// NoUpText says how the fleet table judges liveness without up.
+const NoUpText = "No up series for these engines (a store fed over OpenTelemetry, or remote write, without the scrape series): " +
+	"liveness comes from the engines' own samples, so an engine that stops reporting shows stale (no sample for three scrape intervals), " +
+	"never down, and flapping scrapes cannot be seen. Send up (the Collector's Prometheus receiver does) to get both back."
+
+// identityNotices says so when an OTLP-fed store has the profile's
+// identity labels nowhere and servers are named by instance instead.
+func (p *plan) identityNotices() []data.Notice {
+	if t := p.builder.Detected.UnresolvedText(); t != "" {
+		return []data.Notice{{Severity: data.NoticeSeverityWarning, Text: t + "."}}
+	}
+	return nil
+}
+
+// livenessNotices says so when engines report but up does not.
+func livenessNotices(vecs map[string]model.Vector) []data.Notice {
+	if len(vecs[vllm.FleetSeen]) == 0 || len(vecs[vllm.FleetUp]) > 0 {
+		return nil
+	}
+	return []data.Notice{{Severity: data.NoticeSeverityInfo, Text: NoUpText}}
 }
 
 // worstRows keeps the first k of rows, sorted worst first (0: all).

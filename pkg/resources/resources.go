@@ -33,6 +33,20 @@ type Handler struct {
 	Prom     Prometheus
 	Settings models.Settings
 	Now      func() time.Time
+	// Detect, when set, is the data source's cached detection (the
+	// queries' own): asked only where labels may come from target_info (an
+	// OTLP-fed store), so the lists join them like the queries do.
+	Detect func(context.Context) vllm.Detection
+}
+
+// builder is the data source's builder, with its detection where the
+// settings need labels beyond the instance (vllm.Builder.Probes).
+func (h *Handler) builder(ctx context.Context) vllm.Builder {
+	b := vllm.ForSettings(h.Settings)
+	if h.Detect != nil && b.Probes() {
+		b.Detected = h.Detect(ctx)
+	}
+	return b
 }
 
 // Mux returns the allow-listed routes.
@@ -57,7 +71,12 @@ func (h *Handler) list(label func(models.Settings) string) http.HandlerFunc {
 			return
 		}
 		f := filters(r)
-		sel := vllm.ForSettings(h.Settings).EngineSelector(f)
+		b := h.builder(r.Context())
+		if b.Joining() {
+			h.joinedValues(w, r, b, label(h.Settings), f)
+			return
+		}
+		sel := b.EngineSelector(f)
 		now := h.Now()
 		vals, err := h.Prom.LabelValues(r.Context(), label(h.Settings), sel, now.Add(-Lookback), now)
 		if err != nil {
@@ -72,6 +91,24 @@ func (h *Handler) list(label func(models.Settings) string) http.HandlerFunc {
 	}
 }
 
+// joinedValues answers a list where labels come from target_info: the
+// values a query of the engines, joined, returns over the lookback.
+func (h *Handler) joinedValues(w http.ResponseWriter, r *http.Request, b vllm.Builder, label string, f models.Filters) {
+	vec, _, err := h.Prom.Query(r.Context(), b.RecentValues(label, f, "1h"), h.Now())
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	vals := []string{}
+	for _, s := range vec {
+		if v := string(s.Metric[model.LabelName(label)]); v != "" {
+			vals = append(vals, v)
+		}
+	}
+	sort.Strings(vals)
+	writeJSON(w, http.StatusOK, vals)
+}
+
 func filters(r *http.Request) models.Filters {
 	return models.Filters{Models: nonEmpty(r.URL.Query()["model"]), Instances: nonEmpty(r.URL.Query()["instance"])}
 }
@@ -79,7 +116,7 @@ func filters(r *http.Request) models.Filters {
 // instances lists servers: the instance label's values, or, where the
 // identity is several labels (namespace+pod), their values joined by "/".
 func (h *Handler) instances(w http.ResponseWriter, r *http.Request) {
-	b := vllm.ForSettings(h.Settings)
+	b := h.builder(r.Context())
 	if len(b.IdentityLabels()) == 1 {
 		h.list(func(models.Settings) string { return b.IdentityLabels()[0] })(w, r)
 		return

@@ -23,6 +23,14 @@ type Detection struct {
 	// Names holds every vLLM wire name found (histogram families by base
 	// name), without the prefix.
 	Names map[string]bool
+	// TrimmedCounters is true when some counter is stored without its
+	// _total (an OTLP pipeline whose receiver trimmed it and whose store
+	// adds no suffix): the catalogue then reads that spelling too.
+	TrimmedCounters bool
+	// OTLP is what the resource probe saw of target_info; Join the labels
+	// read from it (otlp.go). Both are zero where nothing was probed.
+	OTLP OTLPShape
+	Join ResourceJoin
 }
 
 // Found reports whether any vLLM metric exists at all.
@@ -37,7 +45,18 @@ func (d Detection) HasSignal(key SignalKey) bool {
 	if !ok {
 		return false
 	}
-	return (s.V1 != "" && d.Names[s.V1]) || (s.V1Old != "" && d.Names[s.V1Old]) || (s.V0 != "" && d.Names[s.V0])
+	for _, n := range []string{s.V1, s.V1Old, s.V0} {
+		if n == "" {
+			continue
+		}
+		if d.Names[n] {
+			return true
+		}
+		if t, ok := trimmedCounter(n); ok && s.Kind == Counter && d.Names[t] {
+			return true
+		}
+	}
+	return false
 }
 
 // Detect classifies the metric names Prometheus returned for the prefix.
@@ -49,6 +68,7 @@ func Detect(names []string, prefix string) Detection {
 			d.Names[base] = true
 		}
 	}
+	d.TrimmedCounters = hasTrimmedCounters(d.Names)
 	v1, v0 := d.anyOf(v1Markers), d.anyOf(v0Markers)
 	switch {
 	case v1 && v0:

@@ -71,8 +71,8 @@ func (b Builder) FleetSignals(f models.Filters, window, lookback string) []Signa
 	failed.Labels = append(append(failed.Labels[:0:0], f.Labels...), finishedFailed)
 	return []SignalExpr{
 		{FleetSeen, agg("max", el, b.lastOverTime(Running, f, lookback))},
-		{FleetLastSample, agg("max", el, "timestamp("+b.union(Running, f, "")+")")},
-		{FleetUp, agg("min", b.IdentityLabels(), b.ScopedSelector("up"))},
+		{FleetLastSample, agg("max", el, b.timestampUnion(Running, f))},
+		{FleetUp, agg("min", b.IdentityLabels(), b.joinedSelector("up"))},
 		{FleetGeneration, agg("group", append(el, "__name__"), b.markerSelector(f))},
 		{FleetRunning, agg("sum", el, b.union(Running, f, ""))},
 		{FleetWaiting, agg("sum", el, b.union(Waiting, f, ""))},

@@ -24,7 +24,7 @@ func (b Builder) EnginesNow(f models.Filters) string {
 // engine that stopped reporting is still listed with when it last did.
 // Both durations are written in whole seconds, rounded down.
 func (b Builder) EnginesLastSeen(f models.Filters, lookback, scrape time.Duration) string {
-	sub := fmt.Sprintf("timestamp(%s)[%s:%s]", b.EngineSelector(f), wholeSeconds(lookback), wholeSeconds(max(scrape, time.Second)))
+	sub := fmt.Sprintf("%s[%s:%s]", b.timestampUnion(Running, f), wholeSeconds(lookback), wholeSeconds(max(scrape, time.Second)))
 	return agg("max", b.EngineLabels(), "max_over_time("+sub+")")
 }
 

@@ -23,8 +23,12 @@ func ForSettings(s models.Settings) Builder {
 const IdentitySeparator = "/"
 
 // IdentityLabels are the labels that identify one vLLM server: the
-// profile's (namespace+pod on Kubernetes), else the instance label.
+// profile's (namespace+pod on Kubernetes), else the instance label, also
+// when an OTLP-fed store has the profile's labels nowhere (Unresolved).
 func (b Builder) IdentityLabels() []string {
+	if len(b.Detected.Join.Unresolved) > 0 {
+		return []string{"instance"} // rebuilt from service.instance.id on every OTLP series
+	}
 	if len(b.Identity) > 0 {
 		return b.Identity
 	}
@@ -45,15 +49,21 @@ func (b Builder) InstanceOf(ls map[string]string) string {
 	return strings.Join(parts, IdentitySeparator)
 }
 
-// instanceMatchers turns instance names back into label matchers. With one
+// labelValues are the values one label must take.
+type labelValues struct {
+	label  string
+	values []string
+}
+
+// instanceValues turns instance names back into label values. With one
 // identity label it is an exact match; with several, each label matches
 // the values it takes in the names, which is exact for one name and for
 // names that differ in one label (a namespace's pods), and otherwise also
 // admits the cross combinations (ns-a/p2 when ns-a/p1 and ns-b/p2 are asked for).
-func (b Builder) instanceMatchers(names []string) []string {
+func (b Builder) instanceValues(names []string) []labelValues {
 	id := b.IdentityLabels()
 	if len(id) == 1 {
-		return []string{matchAny(id[0], names)}
+		return []labelValues{{id[0], names}}
 	}
 	values := make([][]string, len(id))
 	for _, n := range names {
@@ -65,12 +75,22 @@ func (b Builder) instanceMatchers(names []string) []string {
 			values[i] = append(values[i], p)
 		}
 	}
-	out := make([]string, 0, len(id))
+	out := make([]labelValues, 0, len(id))
 	for i, l := range id {
 		if onlyEmpty(values[i]) {
 			continue
 		}
-		out = append(out, matchAny(l, distinct(values[i])))
+		out = append(out, labelValues{l, distinct(values[i])})
+	}
+	return out
+}
+
+// instanceMatchers renders instanceValues as matchers on the series.
+func (b Builder) instanceMatchers(names []string) []string {
+	lvs := b.instanceValues(names)
+	out := make([]string, len(lvs))
+	for i, lv := range lvs {
+		out[i] = matchAny(lv.label, lv.values)
 	}
 	return out
 }
@@ -141,6 +161,9 @@ func DetectAll(names []string, prefixes []string) Detection {
 // identity labels: the server list for pickers and variables when the
 // identity is more than one label (label values cannot pair them).
 func (b Builder) RecentIdentities(f models.Filters, window string) string {
+	if b.joining() {
+		return agg("group", b.IdentityLabels(), b.lastOverTime(Running, f, window))
+	}
 	m := b.matchers(f)
 	var parts []string
 	for _, n := range b.names(Running) {
@@ -154,5 +177,5 @@ func (b Builder) RecentIdentities(f models.Filters, window string) string {
 // prefixes or generations) cannot take one.
 func (b Builder) lastOverTime(key SignalKey, f models.Filters, window string) string {
 	m := b.matchers(f)
-	return b.unionOf(key, func(n string) string { return "last_over_time(" + selector(n, m) + "[" + window + "])" })
+	return b.unionOfF(key, f, func(n string) string { return "last_over_time(" + selector(n, m) + "[" + window + "])" })
 }

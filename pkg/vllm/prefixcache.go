@@ -93,7 +93,7 @@ func (b Builder) offsetRateUnion(key SignalKey, f models.Filters, window, offset
 		return b.rateUnion(key, f, "", window)
 	}
 	m := b.matchers(f)
-	return b.unionOf(key, func(n string) string { return fmt.Sprintf("rate(%s[%s] offset %s)", selector(n, m), window, offset) })
+	return b.unionOfF(key, f, func(n string) string { return fmt.Sprintf("rate(%s[%s] offset %s)", selector(n, m), window, offset) })
 }
 
 // offsetUnion is union with an optional offset on every selector.
@@ -102,7 +102,7 @@ func (b Builder) offsetUnion(key SignalKey, f models.Filters, offset string) str
 		return b.union(key, f, "")
 	}
 	m := b.matchers(f)
-	return b.unionOf(key, func(n string) string { return selector(n, m) + " offset " + offset })
+	return b.unionOfF(key, f, func(n string) string { return selector(n, m) + " offset " + offset })
 }
 
 // PrefixFamily is one group of prefix-cache metrics a fleet may lack, with

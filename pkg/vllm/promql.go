@@ -60,9 +60,20 @@ type Builder struct {
 // literals follow Go's quoting rules, so strconv.Quote cannot be escaped out of.
 func quote(v string) string { return strconv.Quote(v) }
 
+// labelName writes a label name in a selector: quoted where it is not a
+// legacy name (an OTLP attribute kept with its dots, k8s.pod.name), which
+// Prometheus 3 reads.
+func labelName(n string) string {
+	if model.LabelName(n).IsValidLegacy() {
+		return n
+	}
+	return quote(n)
+}
+
 // matchAny matches a label against literal values: = for one value, an
 // anchored alternation of regexp-quoted values for several.
 func matchAny(label string, values []string) string {
+	label = labelName(label)
 	if len(values) == 1 {
 		return label + "=" + quote(values[0])
 	}
@@ -81,31 +92,64 @@ func matchAny(label string, values []string) string {
 // matchers renders the scope, the filter matchers and the query's own
 // label matchers, in a stable order. Parsed matchers are rendered by
 // Prometheus' labels.Matcher.String, which quotes names and values itself.
+// Matchers on labels read from target_info are left out: infoMatchers
+// puts them on target_info (join.go).
 func (b Builder) matchers(f models.Filters) string {
-	ms := b.scope()
-	if len(f.Models) > 0 {
-		ms = append(ms, matchAny("model_name", f.Models))
-	}
-	if len(f.Instances) > 0 {
-		ms = append(ms, b.instanceMatchers(f.Instances)...)
-	}
-	if len(f.Engines) > 0 {
-		ms = append(ms, matchAny("engine", f.Engines))
-	}
-	for _, m := range f.Labels {
-		ms = append(ms, m.String())
-	}
-	for _, m := range b.Exclude {
-		ms = append(ms, m.String())
-	}
-	return strings.Join(ms, ", ")
+	own, _ := b.splitMatchers(f)
+	return strings.Join(own, ", ")
 }
 
-// scope renders the data source's selector matchers.
+// splitMatchers renders the matchers of matchers(f): own on the series,
+// info on target_info (renamed to its labels) for the joined labels.
+func (b Builder) splitMatchers(f models.Filters) (own, info []string) {
+	put := func(label string, render func(name string) string) {
+		if src, ok := b.Detected.Join.From[label]; ok {
+			info = append(info, render(src))
+			return
+		}
+		own = append(own, render(b.Detected.Join.seriesLabel(label)))
+	}
+	for _, m := range b.Scope {
+		put(m.Name, renamed(m))
+	}
+	if len(f.Models) > 0 {
+		put("model_name", func(n string) string { return matchAny(n, f.Models) })
+	}
+	if len(f.Instances) > 0 {
+		for _, lv := range b.instanceValues(f.Instances) {
+			put(lv.label, func(n string) string { return matchAny(n, lv.values) })
+		}
+	}
+	if len(f.Engines) > 0 {
+		put("engine", func(n string) string { return matchAny(n, f.Engines) })
+	}
+	for _, m := range f.Labels {
+		put(m.Name, renamed(m))
+	}
+	for _, m := range b.Exclude {
+		own = append(own, m.String())
+	}
+	return own, info
+}
+
+// renamed renders a parsed matcher under another label name.
+func renamed(m *labels.Matcher) func(string) string {
+	return func(n string) string {
+		if n == m.Name {
+			return m.String()
+		}
+		return labels.MustNewMatcher(m.Type, n, m.Value).String()
+	}
+}
+
+// scope renders the data source's selector matchers on the series' own
+// labels (those on target_info only go on target_info: see splitMatchers).
 func (b Builder) scope() []string {
 	out := make([]string, 0, len(b.Scope)+3)
 	for _, m := range b.Scope {
-		out = append(out, m.String())
+		if !b.Detected.Join.Joins(m.Name) {
+			out = append(out, renamed(m)(b.Detected.Join.seriesLabel(m.Name)))
+		}
 	}
 	return out
 }
@@ -177,6 +221,10 @@ func (b Builder) nameGroups(key SignalKey) [][]string {
 			if b.Detected.Has(strings.TrimPrefix(n, p)) {
 				pr = append(pr, n)
 			}
+			// A counter an OTLP pipeline stored without _total (otlp.go).
+			if t, ok := trimmedCounter(n); ok && s.Kind == Counter && b.Detected.Has(strings.TrimPrefix(t, p)) {
+				pr = append(pr, t)
+			}
 		}
 		all = append(all, a)
 		if len(pr) > 0 {
@@ -189,7 +237,7 @@ func (b Builder) nameGroups(key SignalKey) [][]string {
 	return present
 }
 
-// unionOf renders each wire name of a signal and unions the results.
+// unionOfF renders each wire name of a signal and unions the results.
 // Within one prefix the names are generations of one metric: "a or b",
 // whose set matching on the labels without the name counts an engine that
 // exposes both once. Across prefixes they are one engine seen by two
@@ -198,12 +246,16 @@ func (b Builder) nameGroups(key SignalKey) [][]string {
 // twin, with jobs that differ, so a plain "or" kept both copies and sums
 // counted the engine twice. A later prefix's series count only for servers
 // no earlier prefix has: "or on (identity labels)".
-func (b Builder) unionOf(key SignalKey, render func(name string) string) string {
+//
+// Where labels come from target_info (join.go), each part is joined to it,
+// with the filters' matchers on those labels put on target_info.
+func (b Builder) unionOfF(key SignalKey, f models.Filters, render func(name string) string) string {
+	_, info := b.splitMatchers(f)
 	var groups []string
 	for _, g := range b.nameGroups(key) {
 		parts := make([]string, len(g))
 		for i, n := range g {
-			parts[i] = render(n)
+			parts[i] = b.joinResource(render(n), info)
 		}
 		groups = append(groups, orGroup(parts))
 	}
@@ -226,13 +278,13 @@ func orGroup(parts []string) string {
 // (V1 0.9–0.11 kept the old KV name) counts once.
 func (b Builder) union(key SignalKey, f models.Filters, suffix string) string {
 	m := b.matchers(f)
-	return b.unionOf(key, func(n string) string { return selector(n+suffix, m) })
+	return b.unionOfF(key, f, func(n string) string { return selector(n+suffix, m) })
 }
 
 // rateUnion is union for counters and histogram series under rate().
 func (b Builder) rateUnion(key SignalKey, f models.Filters, suffix, window string) string {
 	m := b.matchers(f)
-	return b.unionOf(key, func(n string) string { return fmt.Sprintf("rate(%s[%s])", selector(n+suffix, m), window) })
+	return b.unionOfF(key, f, func(n string) string { return fmt.Sprintf("rate(%s[%s])", selector(n+suffix, m), window) })
 }
 
 // tag wraps an expression so its series carry SignalTagLabel=name.
@@ -295,7 +347,7 @@ func (b Builder) youngRateUnion(key SignalKey, f models.Filters, suffix, window 
 		return b.rateUnion(key, f, suffix, window)
 	}
 	m := b.matchers(f)
-	return b.unionOf(key, func(n string) string {
+	return b.unionOfF(key, f, func(n string) string {
 		sel := selector(n+suffix, m)
 		return fmt.Sprintf("(rate(%s[%s]) * (%s / %s))", sel, window, seconds(w), youngCovered(sel, w, res))
 	})

@@ -62,6 +62,10 @@ func (b Builder) ruleScopeWhy(rs RuleSet, q RuleQuestion) string {
 		return "the rules record vllm: names only"
 	case len(b.Exclude) > 0:
 		return "the profile excludes series the rules include"
+	case b.joining():
+		return "labels come from target_info or promoted resource attributes (an OTLP-fed store), which the rules' series do not carry"
+	case b.Detected.TrimmedCounters:
+		return "counters are stored without _total (an OTLP-fed store), which the rules do not read"
 	}
 	return b.ruleLabelsKept(rs, q)
 }

@@ -78,7 +78,7 @@ func (b Builder) SaturationStallSignal(g models.Grouping, f models.Filters, stal
 // fnUnion applies a range function to each wire name of a signal.
 func (b Builder) fnUnion(fn string, key SignalKey, f models.Filters, window string) string {
 	m := b.matchers(f)
-	return b.unionOf(key, func(n string) string { return fmt.Sprintf("%s(%s[%s])", fn, selector(n, m), window) })
+	return b.unionOfF(key, f, func(n string) string { return fmt.Sprintf("%s(%s[%s])", fn, selector(n, m), window) })
 }
 
 // Verdicts of the saturation query type.

@@ -41,9 +41,9 @@ const FlapChanges = 2
 func (b Builder) FleetScrapeSignals(lookback string) []SignalExpr {
 	id := b.IdentityLabels()
 	return []SignalExpr{
-		{FleetUpChanges, agg("max", id, "changes("+b.ScopedSelector("up")+"["+lookback+"])")},
-		{FleetScrapeDuration, agg("max", id, b.ScopedSelector("scrape_duration_seconds"))},
-		{FleetScrapeTimeout, agg("max", id, b.ScopedSelector("scrape_timeout_seconds"))},
+		{FleetUpChanges, agg("max", id, b.joinScoped("changes("+b.ScopedSelector("up")+"["+lookback+"])"))},
+		{FleetScrapeDuration, agg("max", id, b.joinedSelector("scrape_duration_seconds"))},
+		{FleetScrapeTimeout, agg("max", id, b.joinedSelector("scrape_timeout_seconds"))},
 	}
 }
 
@@ -59,8 +59,8 @@ func (b Builder) HealthScrapeSignals(window time.Duration) []SignalExpr {
 	id, w := b.IdentityLabels(), interval.PromDuration(window)
 	vllmServers := " and " + onLabels(id) + " " + agg("group", id, b.lastOverTime(Running, models.Filters{}, w))
 	return []SignalExpr{
-		{FleetUpChanges, agg("max", id, "changes("+b.ScopedSelector("up")+"["+w+"])") + " >= " + strconv.Itoa(FlapChanges) + vllmServers},
-		{FleetScrapeDuration, agg("max", id, "max_over_time("+b.ScopedSelector("scrape_duration_seconds")+"["+w+"])") + vllmServers},
-		{FleetScrapeTimeout, agg("max", id, b.ScopedSelector("scrape_timeout_seconds"))},
+		{FleetUpChanges, agg("max", id, b.joinScoped("changes("+b.ScopedSelector("up")+"["+w+"])")) + " >= " + strconv.Itoa(FlapChanges) + vllmServers},
+		{FleetScrapeDuration, agg("max", id, b.joinScoped("max_over_time("+b.ScopedSelector("scrape_duration_seconds")+"["+w+"])")) + vllmServers},
+		{FleetScrapeTimeout, agg("max", id, b.joinedSelector("scrape_timeout_seconds"))},
 	}
 }

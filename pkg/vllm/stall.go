@@ -76,14 +76,14 @@ func onLabels(ls []string) string { return "on (" + strings.Join(ls, ", ") + ")"
 // every prefix, through fn over window when fn is set.
 func (b Builder) sleepUnion(f models.Filters, fn, window string) string {
 	f.Labels = append(append(f.Labels[:0:0], f.Labels...), asleep)
-	m := b.matchers(f)
+	m, info := b.matchers(f), b.infoMatchers(f)
 	parts := []string{}
 	for _, p := range b.prefixes() {
 		s := selector(p+"engine_sleep_state", m)
 		if fn != "" {
 			s = fn + "(" + s + "[" + window + "])"
 		}
-		parts = append(parts, s)
+		parts = append(parts, b.joinResource(s, info))
 	}
 	if len(parts) == 1 {
 		return parts[0]
@@ -103,10 +103,10 @@ func (b Builder) HealthStallSignals(f models.Filters, window time.Duration) []Si
 // present_over_time, so that servers older than Prometheus 2.29 answer.
 func (b Builder) reportedBefore(gl []string, f models.Filters, window time.Duration) string {
 	w := interval.PromDuration(window)
-	m := b.matchers(f)
+	m, info := b.matchers(f), b.infoMatchers(f)
 	parts := []string{}
 	for _, n := range b.names(Running) {
-		parts = append(parts, "count_over_time("+selector(n, m)+"["+w+"] offset "+w+")")
+		parts = append(parts, b.joinResource("count_over_time("+selector(n, m)+"["+w+"] offset "+w+")", info))
 	}
 	return agg("group", gl, strings.Join(parts, " or "))
 }

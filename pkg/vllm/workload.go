@@ -60,7 +60,7 @@ func (b Builder) HistogramBuckets(key SignalKey, g models.Grouping, f models.Fil
 // increaseUnion is rateUnion with increase() over d.
 func (b Builder) increaseUnion(key SignalKey, f models.Filters, suffix string, d time.Duration) string {
 	m := b.matchers(f)
-	return b.unionOf(key, func(n string) string {
+	return b.unionOfF(key, f, func(n string) string {
 		return "increase(" + selector(n+suffix, m) + "[" + model.Duration(d).String() + "])"
 	})
 }

@@ -55,6 +55,15 @@ func WriteFleetTableMetrics(w io.Writer, f Fleet) error {
 	for i := 0; i < f.Engines; i += 2 {
 		writeSeries(bw, "up", fmt.Sprintf(`instance="%s",job="vllm"`, Instance(i)), f, points, func(int) float64 { return 1 })
 	}
+	// target_info as an OTLP-fed store keeps it (Prometheus 3's OTLP
+	// receiver, UnderscoreEscapingWithSuffixes): the pod and namespace of
+	// each instance, which the engine series above do not carry; a data
+	// source that names servers by pod joins them on (the join bench).
+	fmt.Fprintf(bw, "# TYPE target_info gauge\n")
+	for i := 0; i < f.Engines; i += 2 {
+		writeSeries(bw, "target_info", fmt.Sprintf(`instance="%s",job="vllm",k8s_namespace_name="inference",k8s_pod_name="vllm-%d"`, Instance(i), i/2),
+			f, points, func(int) float64 { return 1 })
+	}
 	fmt.Fprintf(bw, "# EOF\n")
 	return bw.Flush()
 }

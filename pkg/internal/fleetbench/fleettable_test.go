@@ -66,6 +66,38 @@ func TestFleetTableBench(t *testing.T) {
 	reps := min(*tableReps, 3)
 	fmt.Print(renderProfile("rules on", b.profile(t, on.exprs, last, reps)))
 	fmt.Print(renderProfile("rules off", b.profile(t, off.exprs, last, reps)))
+	b.joinBench(t, warm)
+}
+
+// joinBench measures what naming servers by a pod that only target_info
+// holds costs (an OTLP-fed store: the plugin joins k8s_pod_name on with
+// group_left) against the rules-off plan that reads the instance on the
+// series (what a store that promotes the attribute, or Prometheus
+// scraping, gives), interleaved, and profiles the joined plan's
+// expressions. It checks that the joined table has a row per engine and
+// that its plan joins target_info.
+func (b *tableBench) joinBench(t *testing.T, warm time.Time) {
+	joined := backend.DataSourceInstanceSettings{UID: "fleet-bench-joined", URL: b.prom.URL, Updated: time.Unix(1_700_000_000, 0),
+		JSONData: []byte(`{"scrapeInterval":"15s","queryTimeout":"4m","recordingRules":false,"instanceLabel":"pod"}`)}
+	a, err := b.fleet(joined, warm)
+	require.NoError(t, err)
+	b.requireTable(t, a, false)
+	require.Contains(t, strings.Join(a.exprs, "\n"), "group_left (pod)", "the joined plan joins target_info")
+	var off, join tableTimes
+	for i := range *tableReps {
+		// Ends the measure above did not use: nothing from the plugin's cache.
+		end := warm.Add(time.Duration(*tableReps+i+1) * tableStep)
+		runs := []func(){
+			func() { b.timed(t, &off, func() error { _, err := b.fleet(b.off, end); return err }) },
+			func() { b.timed(t, &join, func() error { _, err := b.fleet(joined, end); return err }) },
+		}
+		for j := range runs {
+			runs[(i+j)%len(runs)]()
+		}
+	}
+	fmt.Printf("| fleet table, %d engines: pod from target_info (joined) / instance on the series (plain) | %s | %s | %.2f× | Prometheus eval %.3f s / %.3f s |\n",
+		*tableEngines, ms(median(join.wall)), ms(median(off.wall)), ratio(median(join.wall), median(off.wall)), medianF(join.eval), medianF(off.eval))
+	fmt.Print(renderProfile("joined", b.profile(t, a.exprs, warm.Add(time.Duration(2**tableReps)*tableStep), min(*tableReps, 3))))
 }
 
 // tableBench is the backfilled fleet, with its recording rules, in a

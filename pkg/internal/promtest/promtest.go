@@ -69,6 +69,10 @@ type Options struct {
 	// Alertmanagers are Alertmanagers (host:port) Prometheus sends its
 	// alerts to, e.g. StartAlertmanager's Addr; Prometheus only.
 	Alertmanagers []string
+	// OTLP is appended verbatim (YAML, indented for the otlp: section) as
+	// Prometheus 3's OTLP settings, e.g. "  translation_strategy: …";
+	// start it with --web.enable-otlp-receiver in Args.
+	OTLP string
 }
 
 // Group is one static target group with target labels.
@@ -139,6 +143,9 @@ func Config(o Options) string {
 	writeLabels(&b, "  external_labels:\n", "    ", o.ExternalLabels)
 	if len(o.RuleFiles) > 0 {
 		fmt.Fprintf(&b, "rule_files: [%s]\n", quoteAll(o.RuleFiles))
+	}
+	if o.OTLP != "" {
+		b.WriteString("otlp:\n" + o.OTLP)
 	}
 	if len(o.Alertmanagers) > 0 {
 		fmt.Fprintf(&b, "alerting:\n  alertmanagers:\n    - static_configs:\n        - targets: [%s]\n", quoteAll(o.Alertmanagers))
