@@ -62,6 +62,11 @@ var ruleCases = []ruleCase{
 	// model and by pod too.
 	{"preemption rate by model, corrected for young series", `{"queryType":"preemptions","asSeries":true,"grouping":"model"}`, "", false},
 	{"preemption rate by pod, corrected for young series", `{"queryType":"preemptions","asSeries":true,"grouping":"instance"}`, `,"instanceLabel":"pod"`, false},
+	{"slo: TTFT burn pairs by model", `{"queryType":"slo","family":"ttft","threshold":1,"target":0.99,"window":"28d","grouping":"model"}`, "", true},
+	{"slo: inter-token burn pairs by pod and engine", `{"queryType":"slo","family":"itl","threshold":0.1,"target":0.99,"window":"1d","grouping":"instance_engine"}`,
+		`,"instanceLabel":"pod"`, true},
+	{"slo: availability fleet-wide over 1h", `{"queryType":"slo","objective":"availability","target":0.999,"window":"1h","grouping":"none"}`, "", true},
+	{"slo: a bound the rules do not count", `{"queryType":"slo","family":"ttft","threshold":0.5,"target":0.99,"window":"28d","grouping":"model"}`, "", false},
 	{"preemption rate under a matcher the rules drop", `{"queryType":"preemptions","asSeries":true,"grouping":"model","matchers":"job=\"vllm\""}`, "", false},
 }
 
@@ -118,7 +123,7 @@ func TestRulesExactness(t *testing.T) {
 			require.True(t, rs.PodSeries, "discovery sees the pod-labelled series")
 			s, err := models.ParseSettings(models.Instance{URL: srv.URL, JSONData: []byte(`{"scrapeInterval":"1s"}`)})
 			require.NoError(t, err)
-			require.Contains(t, health.Check(context.Background(), c, s, time.Now()).Message, "Recording rules: 72 of 72 present, every 5s")
+			require.Contains(t, health.Check(context.Background(), c, s, time.Now()).Message, "Recording rules: 114 of 114 present, every 5s")
 			for _, c := range ruleCases {
 				t.Run(c.name, func(t *testing.T) {
 					checkRuleCase(t, srv.URL, c, bfStart.Add(20*time.Second), bfEnd.Add(-ruleTestEvery))

@@ -29,11 +29,12 @@ func (p *plan) slo(ctx context.Context, s models.SLOOptions) (data.Frames, error
 	bound, snapped := bs.Snap(s.Threshold)
 	o := vllm.Objective{Key: key, Bound: bound, Target: s.Target, Window: s.Window, Le: bs.Le(bound)}
 	sigs := pick(p.builder.SLOSignals(o, p.query.Grouping, p.query.Filters), s.Signals)
-	m, warn, err := p.signals(ctx, sigs)
+	mixes, ruleNotes := p.sloOnRules(ctx, o, sigs)
+	m, warn, err := p.mixedSignals(ctx, sigs, mixes)
 	if err != nil {
 		return nil, err
 	}
-	notices := p.noticesFor(warningNotices(warn))
+	notices := p.noticesFor(ruleNotes, warningNotices(warn))
 	notices = append(notices, data.Notice{Severity: data.NoticeSeverityInfo, Text: vllm.AttainmentText(key)})
 	if snapped {
 		notices = append(notices, snapNotice(s.Family, key, s.Threshold, bound, p.builder.Prefix, bs))
@@ -43,7 +44,7 @@ func (p *plan) slo(ctx context.Context, s models.SLOOptions) (data.Frames, error
 	}
 	notices = append(notices, p.signalNotices(ctx, tagsOf(m), []need{{key: key, tags: models.SLOSignals,
 		without: "no attainment or burn rate can be computed"}}, key)...)
-	return p.sloFrames(m, sigs, notices), nil
+	return p.sloFrames(m, mixes, notices), nil
 }
 
 // availability answers an availability objective per grouping: the share
@@ -52,24 +53,25 @@ func (p *plan) slo(ctx context.Context, s models.SLOOptions) (data.Frames, error
 func (p *plan) availability(ctx context.Context, s models.SLOOptions) (data.Frames, error) {
 	o := vllm.Availability(s.Target, s.Window)
 	sigs := pick(p.builder.SLOSignals(o, p.query.Grouping, p.query.Filters), s.Signals)
-	m, warn, err := p.signals(ctx, sigs)
+	mixes, ruleNotes := p.sloOnRules(ctx, o, sigs)
+	m, warn, err := p.mixedSignals(ctx, sigs, mixes)
 	if err != nil {
 		return nil, err
 	}
-	notices := p.noticesFor(warningNotices(warn))
+	notices := p.noticesFor(ruleNotes, warningNotices(warn))
 	notices = append(notices, data.Notice{Severity: data.NoticeSeverityInfo, Text: vllm.AvailabilityText()})
 	notices = append(notices, p.signalNotices(ctx, tagsOf(m), []need{{key: vllm.RequestSuccess, tags: models.SLOSignals,
 		without: "no attainment or burn rate can be computed (engines without finished_reason=\"error\", V0 and V1 before about 0.13, cannot report errors)"}})...)
-	return p.sloFrames(m, sigs, notices), nil
+	return p.sloFrames(m, mixes, notices), nil
 }
 
 // sloFrames frames an objective's series (with the role label when
 // grouped by role), every expression in the executed query.
-func (p *plan) sloFrames(m prom.Matrix, sigs []vllm.SignalExpr, notices []data.Notice) data.Frames {
+func (p *plan) sloFrames(m prom.Matrix, mixes []ruleMix, notices []data.Notice) data.Frames {
 	m, roleNotes := p.roleSeries(m)
 	notices = append(notices, roleNotes...)
 	return frames.TimeSeries(m, frames.SeriesOptions{Units: sloUnits, Unit: string(vllm.UnitNone), Legend: p.query.Legend,
-		GroupLabels: p.builder.GroupLabels(p.query.Grouping), Executed: p.executed(exprsOf(sigs)...),
+		GroupLabels: p.builder.GroupLabels(p.query.Grouping), Executed: p.executed(mixExprs(mixes)...),
 		Notices: notices})
 }
 

@@ -82,6 +82,7 @@ func RuleGroups(prefix string) []RuleGroup {
 		{Name: "vllm.recording.load", Names: loadRuleNames(prefix), Panels: "queue, the fleet table's load and rate columns, saturation's rates"},
 		{Name: "vllm.recording.stall", Names: stallRuleNames(prefix), Panels: "the fleet table's and saturation's stall state"},
 		{Name: "vllm.recording.engine_p99", Names: p99RuleNames(prefix), Panels: "the fleet table's queue-time and TTFT p99 per engine"},
+		{Name: "vllm.recording.slo", Names: sloRuleNames(prefix), Panels: "slo's burn rates (and attainment over a window of 5m–3d)"},
 	}
 }
 
