@@ -76,8 +76,9 @@ func RecordedStallWindow(window time.Duration) bool {
 // as the raw expression sums min_over_time() and increase(): the same
 // answer at the rules' evaluation instants. The sleep state, the up
 // series, the counters' presence and "reported before the window" stay
-// raw (instant selectors, or a window the rules do not record). ok is
-// false when window is not a recorded stall window.
+// raw (instant selectors, or a window the rules do not record). Names are
+// the recorded names whose raw input detection found (all without
+// detection). ok is false when window is not a recorded stall window.
 func (b Builder) StalledSeenFromRules(prefix string, gl []string, f models.Filters, window time.Duration) (RulePlan, bool) {
 	if !RecordedStallWindow(window) {
 		return RulePlan{}, false
@@ -88,7 +89,12 @@ func (b Builder) StalledSeenFromRules(prefix string, gl []string, f models.Filte
 		for _, s := range stallInputs {
 			if s.Key == key && s.Fn == fn {
 				n := stallRuleName(prefix, s.Name, fn, window)
-				names = append(names, n)
+				if b.optional(key) {
+					// A recorded name whose raw input the fleet does not
+					// export has no series, and the raw input none either:
+					// the same answer. Only the others must be present.
+					names = append(names, n)
+				}
 				return selector(n, m)
 			}
 		}

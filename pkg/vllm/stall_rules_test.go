@@ -79,3 +79,17 @@ func TestRuleGroups(t *testing.T) {
 		"Save & test lists the groups found.",
 		RulesMissingNotice("engine:", "fleet table's stall state", []string{"engine:vllm_prompt_tokens:increase3m"}))
 }
+
+// TestStalledSeenFromRulesNamesWhatTheFleetExports: a recorded input whose
+// raw counter the fleet does not export (no prompt-token counter here) is
+// still read, but not required: both sides are empty for it.
+func TestStalledSeenFromRulesNamesWhatTheFleetExports(t *testing.T) {
+	b := Builder{Prefix: "vllm:", InstanceLabel: "instance", Detected: Detect([]string{"vllm:num_requests_running",
+		"vllm:num_requests_waiting", "vllm:generation_tokens_total", "vllm:request_success_total"}, "vllm:")}
+	rp, ok := b.StalledSeenFromRules("engine:", b.EngineLabels(), models.Filters{}, 3*time.Minute)
+	require.True(t, ok)
+	require.Len(t, rp.Names, 4)
+	require.NotContains(t, rp.Names, "engine:vllm_prompt_tokens:increase3m")
+	require.Contains(t, rp.Expr, "engine:vllm_prompt_tokens:increase3m", "still read")
+	require.Equal(t, "engine:vllm_num_requests_running:min_over_time3m", rp.Names[0], "the coverage probe's name")
+}
