@@ -7,10 +7,16 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend/datasource"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/log"
 
+	"github.com/inferops/vllm-datasource/pkg/memlimit"
 	"github.com/inferops/vllm-datasource/pkg/plugin"
 )
 
 func main() {
+	// The soft memory limit first, so the process's whole life runs under
+	// it (pkg/memlimit: the cache budget of a few instances plus the
+	// process's own; GOMEMLIMIT overrides).
+	limit, from := memlimit.Apply(os.Getenv, 0)
+	log.DefaultLogger.Debug("memory limit", "bytes", limit, "from", string(from))
 	if err := datasource.Manage(plugin.ID, plugin.NewDatasource, datasource.ManageOpts{}); err != nil {
 		log.DefaultLogger.Error("plugin exited", "error", err.Error())
 		os.Exit(1)

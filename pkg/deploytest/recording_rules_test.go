@@ -16,7 +16,8 @@ import (
 // TestRecordingRuleTestsCanFail breaks the recording rules one way at a time
 // in a temporary copy and requires their unit tests to fail where the break
 // is: the per-le rates, the V0 engine without engine label, the inter-token
-// name join and a rescheduled pod's single series are each guarded.
+// name join, a rescheduled pod's single series, the stall inputs and the
+// per-engine p99s are each guarded.
 func TestRecordingRuleTestsCanFail(t *testing.T) {
 	bin := promtool(t)
 	original, err := os.ReadFile(repoPath(t, recordingRulesFile))
@@ -24,8 +25,8 @@ func TestRecordingRuleTestsCanFail(t *testing.T) {
 	unitTests, err := os.ReadFile(repoPath(t, recordingRulesTestFile))
 	require.NoError(t, err)
 	const (
-		podTTFT   = `sum by (le, cluster, namespace, pod, model_name, engine) (rate(vllm:time_to_first_token_seconds_bucket{pod!=""}[1m]))`
-		plainQ    = `sum by (le, cluster, namespace, instance, model_name, engine) (rate(vllm:request_queue_time_seconds_bucket{pod=""}[1m]))`
+		podTTFT   = `          sum by (le, cluster, namespace, pod, model_name, engine) (rate(vllm:time_to_first_token_seconds_bucket{pod!=""}[1m]))`
+		plainQ    = `          sum by (le, cluster, namespace, instance, model_name, engine) (rate(vllm:request_queue_time_seconds_bucket{pod=""}[1m]))`
 		plainKV   = `vllm:kv_cache_usage_perc{pod=""} or vllm:gpu_cache_usage_perc{pod=""}`
 		podKV     = `max by (cluster, namespace, pod, model_name, engine) (vllm:kv_cache_usage_perc{pod!=""}`
 		plainITLC = "\n              or\n                rate(vllm:time_per_output_token_seconds_count{pod=\"\"}[5m])"
@@ -44,6 +45,17 @@ func TestRecordingRuleTestsCanFail(t *testing.T) {
 		{"KV usage of V1 only: the V0 server is missed", plainKV, `vllm:kv_cache_usage_perc{pod=""}`, "engine:vllm_kv_cache_usage_perc:max"},
 		{"KV usage prefers the old name", plainKV, `vllm:gpu_cache_usage_perc{pod=""} or vllm:kv_cache_usage_perc{pod=""}`, "engine:vllm_kv_cache_usage_perc:max"},
 		{"Kubernetes KV usage per pod IP", podKV, strings.Replace(podKV, "pod, ", "pod, instance, ", 1), "engine:vllm_kv_cache_usage_perc:max"},
+		{"stall minimum summed over engines",
+			`sum by (cluster, namespace, instance, model_name, engine) (min_over_time(vllm:num_requests_running{pod=""}[3m]))`,
+			`sum by (cluster, namespace, instance, model_name) (min_over_time(vllm:num_requests_running{pod=""}[3m]))`,
+			"engine:vllm_num_requests_running:min_over_time3m"},
+		{"stall progress as a rate, not an increase",
+			`(increase(vllm:generation_tokens_total{pod=""}[3m]))`, `(rate(vllm:generation_tokens_total{pod=""}[3m]))`,
+			"engine:vllm_generation_tokens:increase3m"},
+		{"per-engine p99 over a pod's namespace",
+			`histogram_quantile(0.99, sum by (le, cluster, namespace, pod, model_name, engine) (rate(vllm:time_to_first_token_seconds_bucket{pod!=""}[1m])))`,
+			`histogram_quantile(0.99, sum by (le, cluster, namespace, model_name, engine) (rate(vllm:time_to_first_token_seconds_bucket{pod!=""}[1m])))`,
+			"engine:vllm_time_to_first_token_seconds:p99_rate1m"},
 		{"finished requests without finished_reason",
 			`engine, finished_reason) (rate(vllm:request_success_total{pod=""}[1m]))`,
 			`engine) (rate(vllm:request_success_total{pod=""}[1m]))`, "engine:vllm_request_success:rate1m"},

@@ -3,6 +3,7 @@ package health
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/inferops/vllm-datasource/pkg/models"
@@ -37,7 +38,54 @@ func rulesNote(ctx context.Context, p Prometheus, s models.Settings, now time.Ti
 		return fmt.Sprintf(". Recording rules: not found (no %s… series): the plugin queries raw series; load %s to make big dashboards cheap",
 			s.RulePrefix, "deploy/prometheus/rules/vllm-recording.rules.yml")
 	}
-	return fmt.Sprintf(". Recording rules: %d of %d present%s%s", n, len(all), rulesEvery(ctx, p, b, rs, now), policyNote(s.RecordingRules))
+	return fmt.Sprintf(". Recording rules: %d of %d present%s%s%s", n, len(all), rulesEvery(ctx, p, b, rs, now),
+		policyNote(s.RecordingRules), groupsNote(rs))
+}
+
+// groupsNote says which of the shipped rule groups are loaded (every name
+// has series), which only in part and which not at all, and what then
+// stays on raw series: a group missing never changes an answer (the
+// plugin plans those panels raw), but it costs the store what the group
+// would have saved.
+func groupsNote(rs vllm.RuleSet) string {
+	var full, partial, missing, raw []string
+	for _, g := range vllm.RuleGroups(rs.Prefix) {
+		n := 0
+		for _, name := range g.Names {
+			if rs.Present[name] {
+				n++
+			}
+		}
+		switch {
+		case n == len(g.Names):
+			full = append(full, g.Name)
+		case n > 0:
+			partial = append(partial, fmt.Sprintf("%s (%d of %d)", g.Name, n, len(g.Names)))
+			raw = append(raw, g.Panels)
+		default:
+			missing = append(missing, g.Name)
+			raw = append(raw, g.Panels)
+		}
+	}
+	if len(partial)+len(missing) == 0 {
+		return fmt.Sprintf("; groups: all %d loaded", len(full))
+	}
+	out := "; groups loaded: " + listOrNone(full)
+	if len(partial) > 0 {
+		out += "; partly loaded: " + strings.Join(partial, ", ")
+	}
+	if len(missing) > 0 {
+		out += "; missing: " + strings.Join(missing, ", ")
+	}
+	return out + "; raw series answer " + strings.Join(raw, "; ")
+}
+
+// listOrNone joins names, or says none.
+func listOrNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
 }
 
 // policyNote says when close answers are allowed besides exact ones.

@@ -61,14 +61,20 @@ func TestRulesNote(t *testing.T) {
 		s     models.Settings
 		want  string
 	}{
-		{"all present", ruleStore{names: all, every: 30 * time.Second}, on, ". Recording rules: 53 of 53 present, every 30s"},
-		{"some present", ruleStore{names: all[:12], every: time.Minute}, on, ". Recording rules: 12 of 53 present, every 1m"},
+		{"all present", ruleStore{names: all, every: 30 * time.Second}, on, ". Recording rules: 114 of 114 present, every 30s; groups: all 6 loaded"},
+		{"some present", ruleStore{names: all[:12], every: time.Minute}, on, ". Recording rules: 12 of 114 present, every 1m"},
+		{"the stall and p99 groups missing", ruleStore{names: without(all, ":min_over_time", ":increase", ":p99_", "_slo_"), every: 30 * time.Second}, on,
+			". Recording rules: 53 of 114 present, every 30s; groups loaded: vllm.recording.latency.rate1m, vllm.recording.latency.rate5m, " +
+				"vllm.recording.load; missing: vllm.recording.stall, vllm.recording.engine_p99, vllm.recording.slo; raw series answer the fleet table's and " +
+				"saturation's stall state; the fleet table's queue-time and TTFT p99 per engine; slo's burn rates (and attainment over a window of 5m–3d)"},
+		{"the stall group partly loaded", ruleStore{names: without(all, ":min_over_time5m"), every: 30 * time.Second}, on,
+			"; partly loaded: vllm.recording.stall (13 of 15); raw series answer the fleet table's and saturation's stall state"},
 		{"none", ruleStore{}, on, "Recording rules: not found (no engine:… series): the plugin queries raw series; load deploy/prometheus/rules/vllm-recording.rules.yml"},
 		{"no recent evaluation", ruleStore{names: all}, on, "could not be measured"},
 		{"a selector on a label the rules drop", ruleStore{names: all, every: 30 * time.Second}, byJob, "every 30s, but not used: the recorded series do not keep the label job"},
 		{"turned off", ruleStore{names: all, every: 30 * time.Second}, off, ""},
 		{"close answers allowed", ruleStore{names: all, every: 30 * time.Second}, nearest,
-			". Recording rules: 53 of 53 present, every 30s; close answers allowed (recordingRules nearest"},
+			". Recording rules: 114 of 114 present, every 30s; close answers allowed (recordingRules nearest"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -90,4 +96,19 @@ func TestRulesLookupRange(t *testing.T) {
 	s := models.Settings{InstanceLabel: "instance", MetricPrefix: "vllm:", RecordingRules: models.RulesExact, RulePrefix: "engine:"}
 	rulesNote(context.Background(), ruleStore{names: vllm.RuleNames("engine:"), every: 30 * time.Second, asked: &asked}, s, now)
 	require.Equal(t, [2]time.Time{now.Add(-time.Hour), now}, asked)
+}
+
+// without are the names that contain none of the parts.
+func without(names []string, parts ...string) []string {
+	var out []string
+	for _, n := range names {
+		keep := true
+		for _, p := range parts {
+			keep = keep && !strings.Contains(n, p)
+		}
+		if keep {
+			out = append(out, n)
+		}
+	}
+	return out
 }

@@ -309,29 +309,3 @@ func fleetScore(r frames.FleetRow) float64 {
 	s += math.Min(10*v(r.RejectedPerSec), 100)
 	return math.Round(s*1000) / 1000
 }
-
-// fleetOnRules replaces the fleet table's per-engine signals that the rules
-// record (load gauges, rates, queue and TTFT p99) with their recorded
-// series when those answer the table's instant question, with the notice
-// that says so; the other signals, and every signal otherwise, stay raw.
-// The table reads each recorded signal at one instant, the range's end,
-// so what matters is that the rules ran then (an evaluation within the
-// look-back before it), not at the range's start: a table whose range
-// starts before the rules began reads them when its end is after.
-func (p *plan) fleetOnRules(ctx context.Context, sigs []vllm.SignalExpr) ([]vllm.SignalExpr, []data.Notice) {
-	u, ok := p.onRulesFor(ctx, vllm.RuleQuestion{Window: p.window, Grouping: models.GroupInstanceEngine, Filters: p.query.Filters})
-	if !ok {
-		return sigs, nil
-	}
-	plans := p.builder.FleetFromRules(u.rs.Prefix, p.query.Filters, u.fit.Window)
-	out, used := append([]vllm.SignalExpr(nil), sigs...), false
-	for i, s := range out {
-		if rp, ok := plans[s.Name]; ok && p.usableAt(ctx, u, rp, p.timeRange.End) {
-			out[i].Expr, used = rp.Expr, true
-		}
-	}
-	if !used {
-		return sigs, nil
-	}
-	return out, []data.Notice{u.notice()}
-}

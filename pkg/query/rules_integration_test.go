@@ -62,6 +62,11 @@ var ruleCases = []ruleCase{
 	// model and by pod too.
 	{"preemption rate by model, corrected for young series", `{"queryType":"preemptions","asSeries":true,"grouping":"model"}`, "", false},
 	{"preemption rate by pod, corrected for young series", `{"queryType":"preemptions","asSeries":true,"grouping":"instance"}`, `,"instanceLabel":"pod"`, false},
+	{"slo: TTFT burn pairs by model", `{"queryType":"slo","family":"ttft","threshold":1,"target":0.99,"window":"28d","grouping":"model"}`, "", true},
+	{"slo: inter-token burn pairs by pod and engine", `{"queryType":"slo","family":"itl","threshold":0.1,"target":0.99,"window":"1d","grouping":"instance_engine"}`,
+		`,"instanceLabel":"pod"`, true},
+	{"slo: availability fleet-wide over 1h", `{"queryType":"slo","objective":"availability","target":0.999,"window":"1h","grouping":"none"}`, "", true},
+	{"slo: a bound the rules do not count", `{"queryType":"slo","family":"ttft","threshold":0.5,"target":0.99,"window":"28d","grouping":"model"}`, "", false},
 	{"preemption rate under a matcher the rules drop", `{"queryType":"preemptions","asSeries":true,"grouping":"model","matchers":"job=\"vllm\""}`, "", false},
 }
 
@@ -118,7 +123,7 @@ func TestRulesExactness(t *testing.T) {
 			require.True(t, rs.PodSeries, "discovery sees the pod-labelled series")
 			s, err := models.ParseSettings(models.Instance{URL: srv.URL, JSONData: []byte(`{"scrapeInterval":"1s"}`)})
 			require.NoError(t, err)
-			require.Contains(t, health.Check(context.Background(), c, s, time.Now()).Message, "Recording rules: 53 of 53 present, every 5s")
+			require.Contains(t, health.Check(context.Background(), c, s, time.Now()).Message, "Recording rules: 114 of 114 present, every 5s")
 			for _, c := range ruleCases {
 				t.Run(c.name, func(t *testing.T) {
 					checkRuleCase(t, srv.URL, c, bfStart.Add(20*time.Second), bfEnd.Add(-ruleTestEvery))
@@ -126,6 +131,12 @@ func TestRulesExactness(t *testing.T) {
 			}
 			t.Run("fleet table", func(t *testing.T) {
 				checkFleet(t, srv.URL, bfStart.Add(20*time.Second), bfEnd.Add(-ruleTestEvery))
+			})
+			t.Run("fleet table on the per-engine p99s", func(t *testing.T) {
+				checkFleetP99(t, srv.URL, bfStart.Add(20*time.Second), bfEnd.Add(-ruleTestEvery))
+			})
+			t.Run("stall inputs", func(t *testing.T) {
+				checkStallInputs(t, c, srv.URL, bfEnd.Add(-ruleTestEvery))
 			})
 			t.Run("saturation", func(t *testing.T) {
 				checkSaturationRules(t, k, c, srv.URL, bfStart.Add(20*time.Second), bfEnd.Add(-ruleTestEvery))
@@ -151,9 +162,55 @@ func checkFleet(t *testing.T, url string, from, to time.Time) {
 	checkFleetWith(t, url, `,"instanceLabel":"pod"`, from, to)
 }
 
+// checkFleetP99 asks the fleet table scoped to the pod-labelled cluster,
+// where each engine's labels hold one recorded p99 series: the queue-time
+// and TTFT p99 columns read the engine_p99 group (one series per engine)
+// and the stall state the stall group, and each equals its raw twin. On
+// both clusters (checkFleet) the cluster-a servers have no pod label, so
+// their recorded p99s share pod="" and the table reads the bucket rates.
+func checkFleetP99(t *testing.T, url string, from, to time.Time) {
+	ex := checkFleetWith(t, url, `,"instanceLabel":"pod","selector":"cluster=\"b\""`, from, to)
+	require.Contains(t, ex, "engine:vllm_request_queue_time_seconds:p99_rate1m")
+	require.Contains(t, ex, "engine:vllm_time_to_first_token_seconds:p99_rate1m")
+	require.Contains(t, ex, "engine:vllm_num_requests_running:min_over_time3m")
+	both := checkFleetWith(t, url, `,"instanceLabel":"pod"`, from, to)
+	require.NotContains(t, both, ":p99_rate1m", "pod-less servers share pod=\"\": a recorded quantile cannot sum them")
+	require.Contains(t, both, "engine:vllm_request_queue_time_seconds_bucket:rate1m")
+}
+
+// checkStallInputs: each of the stall condition's inputs, summed per
+// engine (pod identity, so the pod-less servers sum into pod=""), read
+// from the stall group equals its raw twin at the rules' latest
+// evaluation, for every recorded stall window.
+func checkStallInputs(t *testing.T, c *prom.Client, url string, at time.Time) {
+	s, err := models.ParseSettings(models.Instance{URL: url, JSONData: []byte(`{"scrapeInterval":"1s","instanceLabel":"pod"}`)})
+	require.NoError(t, err)
+	b := vllm.ForSettings(s)
+	compared, nonzero := 0, 0
+	for _, w := range vllm.RuleStallWindows {
+		pairs := b.StallInputPairs("engine:", b.EngineLabels(), models.Filters{}, w)
+		require.Len(t, pairs, 5)
+		for _, p := range pairs {
+			lag := ruleLag(t, c, p.Rules, at)
+			got, _, err := c.Query(context.Background(), p.Rules, at)
+			require.NoError(t, err)
+			want, _, err := c.Query(context.Background(), p.Raw, at.Add(-lag))
+			require.NoError(t, err)
+			compared += requireSameVector(t, want, got, p.Rules)
+			for _, v := range got {
+				if v.Value != 0 {
+					nonzero++
+				}
+			}
+		}
+	}
+	require.Positive(t, compared, "some values compared")
+	require.Positive(t, nonzero, "some inputs are not zero")
+}
+
 // checkFleetWith is checkFleet under the data source settings (JSON
 // members after the scrape interval).
-func checkFleetWith(t *testing.T, url, settings string, from, to time.Time) {
+func checkFleetWith(t *testing.T, url, settings string, from, to time.Time) string {
 	on := settingsExecutor(t, url, `{"scrapeInterval":"15s"`+settings+`}`)
 	off := settingsExecutor(t, url, `{"scrapeInterval":"15s","recordingRules":false`+settings+`}`)
 	q := dq("A", `{"queryType":"fleet"}`, from, to)
@@ -183,6 +240,7 @@ func checkFleetWith(t *testing.T, url, settings string, from, to time.Time) {
 		compared += requireSameVector(t, want, got, rules[i])
 	}
 	require.Positive(t, compared, "some values compared")
+	return executed(rOn.Frames)
 }
 
 // requireSameVector: the same series with values within a relative 1e-9
@@ -339,7 +397,7 @@ func requireSameValues(t *testing.T, url string, raw, rules []string, fs data.Fr
 	require.Positive(t, compared, "some values compared")
 }
 
-var ruleNameRE = regexp.MustCompile(`engine:[a-z0-9_]+:[a-z0-9]+`)
+var ruleNameRE = regexp.MustCompile(`engine:[a-z0-9_]+:[a-z0-9_]+`)
 
 // ruleLag is how long before at the rules read by expr were last evaluated.
 func ruleLag(t *testing.T, c *prom.Client, expr string, at time.Time) time.Duration {

@@ -2,6 +2,7 @@ package query_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -29,6 +30,11 @@ type ruleProm struct {
 	names int // rule-name listings
 	// warn is the warnings every range query answers with.
 	warn []string
+	// drop are parts of recorded names that have no series (a group
+	// missing or partly loaded).
+	drop []string
+	// shared: two recorded p99 series share an engine's labels.
+	shared bool
 }
 
 func (p *ruleProm) MetricNames(_ context.Context, sel string, _, _ time.Time) ([]string, error) {
@@ -36,7 +42,13 @@ func (p *ruleProm) MetricNames(_ context.Context, sel string, _, _ time.Time) ([
 		p.mu.Lock()
 		p.names++
 		p.mu.Unlock()
-		return vllm.RuleNames("engine:"), nil
+		var out []string
+		for _, n := range vllm.RuleNames("engine:") {
+			if !slices.ContainsFunc(p.drop, func(d string) bool { return strings.Contains(n, d) }) {
+				out = append(out, n)
+			}
+		}
+		return out, nil
 	}
 	return []string{"vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:time_to_first_token_seconds_bucket",
 		"vllm:time_to_first_token_seconds_sum", "vllm:time_to_first_token_seconds_count"}, nil
@@ -51,6 +63,8 @@ func (p *ruleProm) Query(_ context.Context, expr string, ts time.Time) (model.Ve
 		return one(float64(ts.Truncate(30 * time.Second).Unix())), nil, nil
 	case strings.HasPrefix(expr, "count(engine:"):
 		return one(4), nil, nil
+	case strings.HasPrefix(expr, "count(count by") && p.shared:
+		return one(2), nil, nil
 	}
 	return nil, nil, nil
 }
@@ -181,7 +195,7 @@ func TestRuleDiscoveryIsCached(t *testing.T) {
 	for range 3 {
 		rs := d.Get(context.Background())
 		require.Equal(t, 30*time.Second, rs.Interval)
-		require.Len(t, rs.Present, 53)
+		require.Len(t, rs.Present, 114)
 		require.False(t, rs.PodSeries)
 	}
 	require.Equal(t, 1, fp.names)
@@ -204,30 +218,58 @@ func TestFleetOnRules(t *testing.T) {
 		want, notWant  []string
 		// endsAgo is how long before now the table's range ends.
 		endsAgo time.Duration
+		// drop and shared are the store's (ruleProm); notice is a notice
+		// the answer must carry.
+		drop   []string
+		shared bool
+		notice string
 	}{
 		{"exact, 1m window", `{}`, 30 * time.Second, 2 * time.Hour,
 			[]string{"sum by (instance, engine, model_name) (engine:vllm_num_requests_running:sum)",
-				"histogram_quantile(0.99, sum by (le, instance, engine, model_name) (engine:vllm_time_to_first_token_seconds_bucket:rate1m))",
+				"max by (instance, engine, model_name) (engine:vllm_time_to_first_token_seconds:p99_rate1m)",
+				"max by (instance, engine, model_name) (engine:vllm_request_queue_time_seconds:p99_rate1m)",
 				"60 * sum by (instance, engine, model_name) (engine:vllm_num_preemptions:rate1m)",
+				"sum by (instance, engine, model_name) (engine:vllm_num_requests_waiting:min_over_time3m)",
+				"sum by (instance, engine, model_name) (engine:vllm_request_success:increase3m) > 0",
+				"count_over_time(vllm:num_requests_running[180s] offset 180s)", // reported before: raw
 				"last_over_time("}, // seen stays raw
-			[]string{"sum by (instance, engine, model_name) (vllm:num_requests_running)", "rate(vllm:request_queue_time_seconds_bucket"}, 0},
-		{"exact, 75s window stays raw", `{}`, time.Minute, 2 * time.Hour,
-			[]string{"rate(vllm:request_queue_time_seconds_bucket[75s])"}, []string{"engine:"}, 0},
+			[]string{"sum by (instance, engine, model_name) (vllm:num_requests_running)", "rate(vllm:request_queue_time_seconds_bucket",
+				"min_over_time(vllm:", "increase(vllm:"}, 0, nil, false, ""},
+		{"engine labels shared by two recorded p99s: the bucket rates", `{}`, 30 * time.Second, 2 * time.Hour,
+			[]string{"histogram_quantile(0.99, sum by (le, instance, engine, model_name) (engine:vllm_time_to_first_token_seconds_bucket:rate1m))"},
+			[]string{":p99_rate1m", "rate(vllm:request_queue_time_seconds_bucket"}, 0, nil, true, ""},
+		{"the p99 group missing: the bucket rates", `{}`, 30 * time.Second, 2 * time.Hour,
+			[]string{"histogram_quantile(0.99, sum by (le, instance, engine, model_name) (engine:vllm_request_queue_time_seconds_bucket:rate1m))"},
+			[]string{":p99_rate1m"}, 0, []string{":p99_"}, false, ""},
+		{"the stall group partly loaded: the stall state raw, and said", `{}`, 30 * time.Second, 2 * time.Hour,
+			[]string{"min_over_time(vllm:num_requests_running[180s])", "engine:vllm_num_requests_running:sum"},
+			[]string{":min_over_time3m"}, 0, []string{"waiting:min_over_time3m"}, false,
+			"The fleet table's stall state read raw series: the recording rule group vllm.recording.stall is missing or partly loaded " +
+				"(no series for engine:vllm_num_requests_waiting:min_over_time3m)"},
+		{"an input the fleet does not export (no prompt-token counter here) is not required", `{}`, 30 * time.Second, 2 * time.Hour,
+			[]string{"engine:vllm_prompt_tokens:increase3m", "engine:vllm_num_requests_running:min_over_time3m"},
+			[]string{"min_over_time(vllm:"}, 0, []string{"prompt_tokens:increase3m"}, false, ""},
+		{"a stall window the rules do not record", `{"stallWindow":"2m"}`, 30 * time.Second, 2 * time.Hour,
+			[]string{"min_over_time(vllm:num_requests_running[120s])", "engine:vllm_num_requests_running:sum"},
+			[]string{":min_over_time", ":increase"}, 0, nil, false, ""},
+		{"exact, 75s window: the rates raw, the stall inputs on rules", `{}`, time.Minute, 2 * time.Hour,
+			[]string{"rate(vllm:request_queue_time_seconds_bucket[75s])", "engine:vllm_num_requests_running:min_over_time3m"},
+			[]string{"engine:vllm_num_requests_running:sum", ":rate1m", ":p99_"}, 0, nil, false, ""},
 		{"nearest, 75s window reads 1m", `{"recordingRules":"nearest"}`, time.Minute, 2 * time.Hour,
-			[]string{"engine:vllm_request_success:rate1m"}, []string{"rate(vllm:request_queue_time_seconds_bucket"}, 0},
-		{"off", `{"recordingRules":"off"}`, 30 * time.Second, 2 * time.Hour, []string{"rate(vllm:"}, []string{"engine:"}, 0},
+			[]string{"engine:vllm_request_success:rate1m"}, []string{"rate(vllm:request_queue_time_seconds_bucket"}, 0, nil, false, ""},
+		{"off", `{"recordingRules":"off"}`, 30 * time.Second, 2 * time.Hour, []string{"rate(vllm:"}, []string{"engine:"}, 0, nil, false, ""},
 		{"rules younger than the range, running at its end", `{}`, 30 * time.Second, 30 * time.Minute,
 			[]string{"sum by (instance, engine, model_name) (engine:vllm_num_requests_running:sum)", "engine:vllm_request_success:rate1m",
 				"last_over_time(vllm:num_requests_running[3660s])"}, // seen stays raw, over the whole range
-			[]string{"sum by (instance, engine, model_name) (vllm:num_requests_running)"}, 0},
+			[]string{"sum by (instance, engine, model_name) (vllm:num_requests_running)"}, 0, nil, false, ""},
 		{"rules begun inside the table's last step", `{}`, 30 * time.Second, 10 * time.Second,
-			[]string{"engine:vllm_num_requests_waiting:sum"}, []string{"sum by (instance, engine, model_name) (vllm:num_requests_waiting)"}, 0},
+			[]string{"engine:vllm_num_requests_waiting:sum"}, []string{"sum by (instance, engine, model_name) (vllm:num_requests_waiting)"}, 0, nil, false, ""},
 		{"a table that ends before the rules began", `{}`, 30 * time.Second, 30 * time.Minute,
-			[]string{"rate(vllm:", "sum by (instance, engine, model_name) (vllm:num_requests_running)"}, []string{"engine:"}, 40 * time.Minute},
+			[]string{"rate(vllm:", "sum by (instance, engine, model_name) (vllm:num_requests_running)"}, []string{"engine:"}, 40 * time.Minute, nil, false, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fp := &ruleProm{since: now.Add(-tt.rulesSince)}
+			fp := &ruleProm{since: now.Add(-tt.rulesSince), drop: tt.drop, shared: tt.shared}
 			s, err := models.ParseSettings(models.Instance{URL: "http://prom:9090", JSONData: []byte(tt.settings)})
 			require.NoError(t, err)
 			e := &query.Executor{Prom: fp, Settings: s, Detector: query.NewDetector(fp, s.MetricPrefix, func() time.Time { return now }),
@@ -247,6 +289,11 @@ func TestFleetOnRules(t *testing.T) {
 			}
 			onRules := strings.Contains(exprs, "engine:")
 			require.Equal(t, onRules, strings.Contains(noticeTexts(r.Frames), "Answered from recording rules (engine:…, every 30s)"))
+			if tt.notice != "" {
+				require.Contains(t, noticeTexts(r.Frames), tt.notice)
+			} else {
+				require.NotContains(t, noticeTexts(r.Frames), "read raw series", "no group is missing")
+			}
 		})
 	}
 }

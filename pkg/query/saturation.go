@@ -242,7 +242,8 @@ func (g *satGroup) series(times []time.Time, v vllm.SatVerdict) prom.Matrix {
 }
 
 // saturationOnRules plans the saturation query's signals sigs: the
-// preemption and completion rates on the recorded per-engine rates when
+// preemption and completion rates on the recorded per-engine rates, and
+// the stall signal's inputs on the stall group at a recorded stall window, when
 // those answer the question (step, rate window, grouping and matchers, as
 // RuleFit checks), from the rules' first evaluation on when the range
 // starts before it (rulemix.go); the other signals, and every signal
@@ -253,6 +254,12 @@ func (p *plan) saturationOnRules(ctx context.Context, sigs []vllm.SignalExpr) ([
 	var plans map[string]vllm.RulePlan
 	if ok {
 		plans = p.builder.SaturationFromRules(u.rs.Prefix, p.query.Grouping, p.query.Filters, u.fit.Window)
+		if rp, ok := p.builder.SaturationStallFromRules(u.rs.Prefix, p.query.Grouping, p.query.Filters, p.settings.stallWindow); ok {
+			if plans == nil {
+				plans = map[string]vllm.RulePlan{}
+			}
+			plans[vllm.SatStalled] = rp
+		}
 	}
 	cs := make([]ruleCandidate, len(sigs))
 	for i, s := range sigs {

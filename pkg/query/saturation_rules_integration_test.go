@@ -33,7 +33,7 @@ var saturationRuleCases = []ruleCase{
 // item 3) on one back end of TestRulesExactness, on its fleet, backfill,
 // 5s-evaluated rule file, 15s step and 1m window, with its tolerances:
 // with rules on, the preemption and completion rates are read from the
-// recorded rates and each equals its raw expression at the rules' latest
+// recorded rates, the stall signal's inputs from the stall group, and each equals its raw expression at the rules' latest
 // evaluation at or before each step; every other signal is the raw
 // expression; the answer has the raw answer's series and steps. Where the
 // rules cannot answer (a label they drop), and with rules off, the plan is
@@ -54,7 +54,8 @@ func checkSaturationRules(t *testing.T, k promtest.Kind, c *prom.Client, url str
 }
 
 // checkSaturationSignals: on rules, exactly the preemption and completion
-// rates moved to the recorded series (the other expressions are the raw
+// rates and the stall signal (its inputs, at the default 3m stall window)
+// moved to the recorded series (the other expressions are the raw
 // plan's, in the same order), and the notice names them.
 func checkSaturationSignals(t *testing.T, url string, c ruleCase, from, to time.Time) {
 	t.Helper()
@@ -73,8 +74,9 @@ func checkSaturationSignals(t *testing.T, url string, c ruleCase, from, to time.
 			moved = append(moved, ruleNameRE.FindString(rules[i]))
 		}
 	}
-	require.Equal(t, []string{"engine:vllm_num_preemptions:rate1m", "engine:vllm_request_success:rate1m"}, moved)
-	require.Contains(t, noticeTexts(rOn.Frames), "Read from them: completions, preemptions; every other saturation signal from raw series.")
+	require.Equal(t, []string{"engine:vllm_num_preemptions:rate1m", "engine:vllm_request_success:rate1m",
+		"engine:vllm_num_requests_running:min_over_time3m"}, moved)
+	require.Contains(t, noticeTexts(rOn.Frames), "Read from them: completions, preemptions, stalled; every other saturation signal from raw series.")
 }
 
 // gaugeRewrites are the saturation gauge signals (by pod, 1m window) next

@@ -25,8 +25,13 @@ func TestSaturationOnRules(t *testing.T) {
 		want, notWant         []string
 	}{
 		{"exact: preemptions and completions on rules, the rest raw", `{}`, sat("instance"), 30 * time.Second, 2 * time.Hour,
-			append([]string{"sum by (instance) (engine:vllm_num_preemptions:rate1m)", "sum by (instance) (engine:vllm_request_success:rate1m)"}, rawStays...),
-			[]string{"rate(vllm:num_preemptions_total", "sum by (instance) (rate(vllm:request_success_total"}},
+			append([]string{"sum by (instance) (engine:vllm_num_preemptions:rate1m)", "sum by (instance) (engine:vllm_request_success:rate1m)",
+				"sum by (instance) (engine:vllm_num_requests_running:min_over_time3m)", "sum by (instance) (engine:vllm_prompt_tokens:increase3m) > 0",
+				"max_over_time(vllm:engine_sleep_state{sleep_state!=\"awake\"}[180s])"}, rawStays...),
+			[]string{"rate(vllm:num_preemptions_total", "sum by (instance) (rate(vllm:request_success_total", "min_over_time(vllm:", "increase(vllm:"}},
+		{"exact, a stall window the rules do not record: the stall signal raw", `{"stallWindow":"4m"}`, sat("instance"), 30 * time.Second, 2 * time.Hour,
+			[]string{"sum by (instance) (engine:vllm_num_preemptions:rate1m)", "min_over_time(vllm:num_requests_running[240s])"},
+			[]string{":min_over_time", ":increase"}},
 		{"exact: per engine", `{}`, sat("instance_engine"), time.Minute / 2, 2 * time.Hour,
 			[]string{"sum by (instance, engine) (engine:vllm_num_preemptions:rate1m)", "sum by (instance, engine) (engine:vllm_request_success:rate1m)"},
 			[]string{"rate(vllm:num_preemptions_total"}},
@@ -60,7 +65,11 @@ func TestSaturationOnRules(t *testing.T) {
 			onRules := strings.Contains(fp.exprs(), "engine:vllm_num_preemptions")
 			notes := noticeTexts(r.Frames)
 			require.Equal(t, onRules, strings.Contains(notes, "Answered from recording rules (engine:…, every 30s)"), notes)
-			require.Equal(t, onRules, strings.Contains(notes, "Read from them: completions, preemptions; every other saturation signal from raw series."), notes)
+			read := "Read from them: completions, preemptions, stalled; every other saturation signal from raw series."
+			if strings.Contains(tt.settings, "stallWindow") {
+				read = "Read from them: completions, preemptions; every other saturation signal from raw series."
+			}
+			require.Equal(t, onRules, strings.Contains(notes, read), notes)
 			require.Equal(t, onRules && strings.Contains(tt.settings, "nearest"), strings.Contains(notes, "close rather than exact"), notes)
 		})
 	}

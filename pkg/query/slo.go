@@ -29,11 +29,12 @@ func (p *plan) slo(ctx context.Context, s models.SLOOptions) (data.Frames, error
 	bound, snapped := bs.Snap(s.Threshold)
 	o := vllm.Objective{Key: key, Bound: bound, Target: s.Target, Window: s.Window, Le: bs.Le(bound)}
 	sigs := pick(p.builder.SLOSignalsScoped(o, p.query.Grouping, p.query.Filters, s.PriorityScope), s.Signals)
-	m, warn, err := p.signals(ctx, sigs)
+	mixes, ruleNotes := p.sloPlan(ctx, o, sigs, s.PriorityScope)
+	m, warn, err := p.mixedSignals(ctx, sigs, mixes)
 	if err != nil {
 		return nil, err
 	}
-	notices := p.noticesFor(warningNotices(warn))
+	notices := p.noticesFor(ruleNotes, warningNotices(warn))
 	notices = append(notices, data.Notice{Severity: data.NoticeSeverityInfo, Text: vllm.AttainmentText(key)})
 	if snapped {
 		notices = append(notices, snapNotice(s.Family, key, s.Threshold, bound, p.builder.Prefix, bs))
@@ -46,7 +47,7 @@ func (p *plan) slo(ctx context.Context, s models.SLOOptions) (data.Frames, error
 		notices = append(notices, p.signalNotices(ctx, tagsOf(m), []need{{key: key, tags: models.SLOSignals,
 			without: "no attainment or burn rate can be computed"}}, key)...)
 	}
-	return p.sloFrames(m, sigs, append(notices, prio...), s.PriorityScope), nil
+	return p.sloFrames(m, mixes, append(notices, prio...), s.PriorityScope), nil
 }
 
 // everySignal: every series of an slo answer reads a family with the
@@ -59,27 +60,28 @@ func everySignal(string) bool { return true }
 func (p *plan) availability(ctx context.Context, s models.SLOOptions) (data.Frames, error) {
 	o := vllm.Availability(s.Target, s.Window)
 	sigs := pick(p.builder.SLOSignalsScoped(o, p.query.Grouping, p.query.Filters, s.PriorityScope), s.Signals)
-	m, warn, err := p.signals(ctx, sigs)
+	mixes, ruleNotes := p.sloPlan(ctx, o, sigs, s.PriorityScope)
+	m, warn, err := p.mixedSignals(ctx, sigs, mixes)
 	if err != nil {
 		return nil, err
 	}
-	notices := p.noticesFor(warningNotices(warn))
+	notices := p.noticesFor(ruleNotes, warningNotices(warn))
 	notices = append(notices, data.Notice{Severity: data.NoticeSeverityInfo, Text: vllm.AvailabilityText()})
 	prio := priorityNotices(m, s.PriorityScope, everySignal)
 	if !filteredAway(prio, s.PriorityScope) {
 		notices = append(notices, p.signalNotices(ctx, tagsOf(m), []need{{key: vllm.RequestSuccess, tags: models.SLOSignals,
 			without: "no attainment or burn rate can be computed (engines without finished_reason=\"error\", V0 and V1 before about 0.13, cannot report errors)"}})...)
 	}
-	return p.sloFrames(m, sigs, append(notices, prio...), s.PriorityScope), nil
+	return p.sloFrames(m, mixes, append(notices, prio...), s.PriorityScope), nil
 }
 
 // sloFrames frames an objective's series (with the role label when
 // grouped by role), every expression in the executed query.
-func (p *plan) sloFrames(m prom.Matrix, sigs []vllm.SignalExpr, notices []data.Notice, s models.PriorityScope) data.Frames {
+func (p *plan) sloFrames(m prom.Matrix, mixes []ruleMix, notices []data.Notice, s models.PriorityScope) data.Frames {
 	m, roleNotes := p.roleSeries(m)
 	notices = append(notices, roleNotes...)
 	return frames.TimeSeries(m, frames.SeriesOptions{Units: sloUnits, Unit: string(vllm.UnitNone), Legend: p.query.Legend,
-		GroupLabels: p.builder.PriorityGroupLabels(p.query.Grouping, s), Executed: p.executed(exprsOf(sigs)...),
+		GroupLabels: p.builder.PriorityGroupLabels(p.query.Grouping, s), Executed: p.executed(mixExprs(mixes)...),
 		Notices: notices})
 }
 
@@ -166,3 +168,17 @@ func countedUnit(key vllm.SignalKey) string {
 }
 
 func fmtSeconds(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// sloPlan is each signal's plan: on the slo recording rules where they
+// answer exactly, except under a priority scope, which reads raw series
+// (the rules sum each engine's requests without the priority label).
+func (p *plan) sloPlan(ctx context.Context, o vllm.Objective, sigs []vllm.SignalExpr, s models.PriorityScope) ([]ruleMix, []data.Notice) {
+	if !s.PriorityActive() {
+		return p.sloOnRules(ctx, o, sigs)
+	}
+	mixes := make([]ruleMix, len(sigs))
+	for i, sig := range sigs {
+		mixes[i] = rawMix(sig.Expr)
+	}
+	return mixes, nil
+}

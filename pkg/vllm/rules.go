@@ -47,12 +47,49 @@ var ruleCounters = []string{"prompt_tokens", "generation_tokens", "request_succe
 // the prefix ("engine:" unless the group was renamed), sorted.
 func RuleNames(prefix string) []string {
 	var out []string
-	for w := range RuleWindows {
+	for _, g := range RuleGroups(prefix) {
+		out = append(out, g.Names...)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// RuleGroup is one shipped recording-rule group and the names it records.
+type RuleGroup struct {
+	Name  string
+	Names []string
+	// Panels are what reads the group (health's line names them when the
+	// group is missing and they stay raw).
+	Panels string
+}
+
+// RuleGroups are the shipped recording-rule groups in the rule file's
+// order, each with its recorded names (sorted) under the prefix.
+func RuleGroups(prefix string) []RuleGroup {
+	latency := func(w string) []string {
+		var out []string
 		for _, h := range ruleLatency {
 			for _, s := range []string{"_bucket", "_count", "_sum"} {
 				out = append(out, prefix+"vllm_"+h.Name+s+":"+w)
 			}
 		}
+		slices.Sort(out)
+		return out
+	}
+	return []RuleGroup{
+		{Name: "vllm.recording.latency.rate1m", Names: latency("rate1m"), Panels: "latency quantiles, top-k by p99 and the fleet table's p99s over 1m"},
+		{Name: "vllm.recording.latency.rate5m", Names: latency("rate5m"), Panels: "latency quantiles, top-k by p99 and the fleet table's p99s over 5m"},
+		{Name: "vllm.recording.load", Names: loadRuleNames(prefix), Panels: "queue, the fleet table's load and rate columns, saturation's rates"},
+		{Name: "vllm.recording.stall", Names: stallRuleNames(prefix), Panels: "the fleet table's and saturation's stall state"},
+		{Name: "vllm.recording.engine_p99", Names: p99RuleNames(prefix), Panels: "the fleet table's queue-time and TTFT p99 per engine"},
+		{Name: "vllm.recording.slo", Names: sloRuleNames(prefix), Panels: "slo's burn rates (and attainment over a window of 5m–3d)"},
+	}
+}
+
+// loadRuleNames are the load group's recorded names, sorted.
+func loadRuleNames(prefix string) []string {
+	var out []string
+	for w := range RuleWindows {
 		for _, c := range ruleCounters {
 			out = append(out, prefix+"vllm_"+c+":"+w)
 		}

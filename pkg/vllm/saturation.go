@@ -299,8 +299,8 @@ var SaturationRawWhy = map[string]string{
 	SatPrefixHitRate:       "no rule records the prefix-cache hit and query counters",
 	SatPrefixHitRateBefore: "no rule records the prefix-cache hit and query counters",
 	SatRejected:            "no rule records admission_rejections_total (vLLM 0.32)",
-	SatStalled: "the stall window (not a recorded rate window) over min_over_time of the gauges, increase() of three counters, " +
-		"sleep state and the server's up series, none of which is recorded",
+	SatStalled: "on rules only through SaturationStallFromRules, for a stall window the stall group records (1m, 3m, 5m): " +
+		"its gauges' minimum and counters' increase are then recorded, the sleep state, up and the earlier window stay raw",
 }
 
 // saturationRuleRates are the saturation signals that are a plain sum of
@@ -338,4 +338,15 @@ func SaturationRulesClause(signals []string) string {
 	s := slices.Clone(signals)
 	slices.Sort(s)
 	return " Read from them: " + strings.Join(s, ", ") + "; every other saturation signal from raw series."
+}
+
+// SaturationStallFromRules is the saturation stall signal with its
+// inputs read from the stall group (StalledSeenFromRules) by the query's
+// grouping, when the grouping is one the rules keep and the stall window
+// one they record.
+func (b Builder) SaturationStallFromRules(prefix string, g models.Grouping, f models.Filters, stallWindow time.Duration) (RulePlan, bool) {
+	if !RecordedGrouping(g) {
+		return RulePlan{}, false
+	}
+	return b.StalledSeenFromRules(prefix, b.GroupLabels(g), f, stallWindow)
 }

@@ -145,3 +145,20 @@ func TestSaturationRulesClause(t *testing.T) {
 		})
 	}
 }
+
+// TestSaturationStallFromRules: the stall signal on rules is the stall
+// condition by the query's grouping with recorded inputs, for recorded
+// stall windows and groupings the rules keep only.
+func TestSaturationStallFromRules(t *testing.T) {
+	b := Builder{Prefix: "vllm:", InstanceLabel: "instance"}
+	rp, ok := b.SaturationStallFromRules("engine:", models.GroupModel, models.Filters{}, 5*time.Minute)
+	require.True(t, ok)
+	require.Contains(t, rp.Expr, "sum by (model_name) (engine:vllm_num_requests_waiting:min_over_time5m)")
+	require.Contains(t, rp.Expr, "sum by (model_name) (engine:vllm_request_success:increase5m) > 0")
+	back, _ := b.StalledSeenFromRules("engine:", []string{"model_name"}, models.Filters{}, 5*time.Minute)
+	require.Equal(t, back, rp)
+	_, ok = b.SaturationStallFromRules("engine:", models.GroupRole, models.Filters{}, 5*time.Minute)
+	require.False(t, ok, "roles are summed away")
+	_, ok = b.SaturationStallFromRules("engine:", models.GroupModel, models.Filters{}, 4*time.Minute)
+	require.False(t, ok, "4m is not recorded")
+}

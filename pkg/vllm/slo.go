@@ -127,18 +127,46 @@ func (b Builder) SLOSignalsScoped(o Objective, g models.Grouping, f models.Filte
 	return b.sloSignals(o, b.PriorityGroupLabels(g, s), priorityFilters(f, s))
 }
 
+// sloSignals builds the raw slo signals over the grouping labels gl.
 func (b Builder) sloSignals(o Objective, gl []string, f models.Filters) []SignalExpr {
+	sigs := sloSignalsWith(o, func(window string) (string, []string, bool) { return b.sloRatio(o, gl, f, window), nil, true })
+	out := make([]SignalExpr, len(sigs))
+	for i, s := range sigs {
+		out[i] = s.SignalExpr
+	}
+	return out
+}
+
+// sloSignal is one slo signal and the recorded names it reads (none raw).
+type sloSignal struct {
+	SignalExpr
+	names []string
+}
+
+// sloRatioFn gives the share of good requests over a window, the
+// recorded names it reads, and whether it can (a window no rule records
+// cannot).
+type sloRatioFn func(window string) (expr string, names []string, ok bool)
+
+// sloSignalsWith builds the slo signals on the ratios ratio gives,
+// leaving out each signal one of whose ratios cannot be given.
+func sloSignalsWith(o Objective, ratio sloRatioFn) []sloSignal {
 	budget := strconv.FormatFloat(1-o.Target, 'g', 12, 64)
-	att := b.sloRatio(o, gl, f, o.Window)
-	out := []SignalExpr{
-		{"attainment", att},
-		{"error_budget_left", fmt.Sprintf("1 - (1 - %s) / %s", att, budget)},
+	var out []sloSignal
+	if att, names, ok := ratio(o.Window); ok {
+		out = append(out, sloSignal{SignalExpr{"attainment", att}, names},
+			sloSignal{SignalExpr{"error_budget_left", fmt.Sprintf("1 - (1 - %s) / %s", att, budget)}, names})
 	}
 	for _, p := range BurnPairs {
-		long := fmt.Sprintf("(1 - %s) / %s", b.sloRatio(o, gl, f, p.Long), budget)
-		short := fmt.Sprintf("(1 - %s) / %s", b.sloRatio(o, gl, f, p.Short), budget)
+		l, ln, okL := ratio(p.Long)
+		s, sn, okS := ratio(p.Short)
+		if !okL || !okS {
+			continue
+		}
+		long := fmt.Sprintf("(1 - %s) / %s", l, budget)
+		short := fmt.Sprintf("(1 - %s) / %s", s, budget)
 		// (long < short) or short: the element-wise minimum.
-		out = append(out, SignalExpr{p.Name(), fmt.Sprintf("((%s) < (%s)) or (%s)", long, short, short)})
+		out = append(out, sloSignal{SignalExpr{p.Name(), fmt.Sprintf("((%s) < (%s)) or (%s)", long, short, short)}, append(ln, sn...)})
 	}
 	return out
 }

@@ -57,9 +57,17 @@ func (b Builder) StalledSeen(gl []string, f models.Filters, window time.Duration
 // the smallest running plus waiting over the window.
 func (b Builder) Stalled(gl []string, f models.Filters, window time.Duration) string {
 	w := interval.PromDuration(window)
+	return b.stalled(gl, f, window, func(fn string, key SignalKey) string { return b.fnUnion(fn, key, f, w) })
+}
+
+// stalled is Stalled with its per-series inputs (the gauges' minimum and
+// the counters' increase over the window) rendered by in: raw, or the
+// recorded series (StalledSeenFromRules).
+func (b Builder) stalled(gl []string, f models.Filters, window time.Duration, in stallInput) string {
+	w := interval.PromDuration(window)
 	on := onLabels(gl)
-	busy := agg("sum", gl, b.fnUnion("min_over_time", Running, f, w)) + " + " + agg("sum", gl, b.fnUnion("min_over_time", Waiting, f, w))
-	moved := func(key SignalKey) string { return agg("sum", gl, b.fnUnion("increase", key, f, w)) + " > 0" }
+	busy := agg("sum", gl, in("min_over_time", Running)) + " + " + agg("sum", gl, in("min_over_time", Waiting))
+	moved := func(key SignalKey) string { return agg("sum", gl, in("increase", key)) + " > 0" }
 	progress := moved(GenerationTokens) + " or " + moved(PromptTokens) + " or " + moved(RequestSuccess)
 	slept := agg("max", gl, b.sleepUnion(f, "max_over_time", w)) + " == 1"
 	id := b.IdentityLabels()

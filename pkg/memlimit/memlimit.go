@@ -1,0 +1,66 @@
+// Package memlimit sets the plugin process's soft memory limit from its
+// memory budget, so that the Go runtime returns memory to the system
+// after a crowd of viewers instead of holding the peak (issue 37: a
+// 200-viewer minute left the process at 424 MB RSS while its heap was
+// within budget; Grafana pods often run with 512 MiB–1 GiB limits).
+package memlimit
+
+import (
+	"math"
+	"runtime/debug"
+
+	"github.com/inferops/vllm-datasource/pkg/prom"
+)
+
+// Instances is how many data-source instances' cache budgets the limit
+// makes room for: a Grafana usually holds one or two vLLM data sources,
+// and a settings change briefly keeps the old instance beside the new.
+const Instances = 3
+
+// BaseBytes is the process's own memory beside the caches: the SDK's
+// gRPC server, Arrow encoding of the answers being sent, and the
+// answers being decoded (about 30 MB at start; the rest is room for a
+// crowd's answers in flight).
+const BaseBytes = 64 << 20
+
+// EnvVar is the Go runtime's own setting of the limit; when the
+// environment sets it (a value, or "off"), the runtime has applied it
+// and the plugin leaves it alone.
+const EnvVar = "GOMEMLIMIT"
+
+// Limit is the soft memory limit derived from a per-instance cache
+// budget (prom.DefaultCacheBytes when budget <= 0): BaseBytes plus
+// Instances budgets. With the default budget, 256 MiB.
+func Limit(budget int64) int64 {
+	if budget <= 0 {
+		budget = prom.DefaultCacheBytes
+	}
+	return BaseBytes + Instances*budget
+}
+
+// Source says where the process's memory limit came from.
+type Source string
+
+// Sources of the limit.
+const (
+	FromBudget Source = "budget"
+	FromEnv    Source = "GOMEMLIMIT"
+)
+
+// Apply sets the process's soft memory limit to Limit(budget) unless the
+// environment sets GOMEMLIMIT (getenv reads it; os.Getenv in the plugin),
+// and returns the limit now in force and where it came from. A soft
+// limit makes the garbage collector run more often near it and the
+// runtime return freed pages sooner; it never fails an allocation, so a
+// burst above it is slower, not an error.
+func Apply(getenv func(string) string, budget int64) (int64, Source) {
+	if getenv(EnvVar) != "" {
+		return debug.SetMemoryLimit(-1), FromEnv // -1 reads the limit without changing it
+	}
+	limit := Limit(budget)
+	debug.SetMemoryLimit(limit)
+	return limit, FromBudget
+}
+
+// Unlimited is the runtime's value for no limit (GOMEMLIMIT=off).
+const Unlimited = math.MaxInt64

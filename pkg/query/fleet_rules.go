@@ -1,0 +1,145 @@
+package query
+
+import (
+	"context"
+	"slices"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/inferops/vllm-datasource/pkg/models"
+	"github.com/inferops/vllm-datasource/pkg/vllm"
+)
+
+// The fleet table's plan on the recording rules: the load gauges, rates
+// and p99s (per engine from the engine_p99 group, else from the bucket
+// rates) and the stall inputs, each where the rules answer exactly.
+
+// fleetRulePlan is the fleet table's signals planned on the rules, with
+// what it tells the user.
+type fleetRulePlan struct {
+	sigs    []vllm.SignalExpr
+	used    *ruleUse
+	missing map[string][]string // columns → recorded names without series
+}
+
+// fleetOnRules replaces the fleet table's per-engine signals that the rules
+// record (load gauges, rates, queue and TTFT p99, the stall inputs) with
+// their recorded series when those answer the table's instant question,
+// with the notice that says so; the other signals, and every signal
+// otherwise, stay raw. A signal the rules would answer but whose recorded
+// names have no series (a group missing or partly loaded) stays raw with
+// a notice naming the group. The table reads each recorded signal at one
+// instant, the range's end, so what matters is that the rules ran then
+// (an evaluation within the look-back before it), not at the range's
+// start: a table whose range starts before the rules began reads them
+// when its end is after.
+func (p *plan) fleetOnRules(ctx context.Context, sigs []vllm.SignalExpr) ([]vllm.SignalExpr, []data.Notice) {
+	fp := fleetRulePlan{sigs: append([]vllm.SignalExpr(nil), sigs...), missing: map[string][]string{}}
+	q := vllm.RuleQuestion{Window: p.window, Grouping: models.GroupInstanceEngine, Filters: p.query.Filters}
+	if u, ok := p.onRulesFor(ctx, q); ok {
+		plans := p.builder.FleetFromRules(u.rs.Prefix, p.query.Filters, u.fit.Window)
+		p.fleetP99OnRules(ctx, u, plans)
+		for name, rp := range plans {
+			fp.use(ctx, p, u, name, rp, "fleet table's "+fleetColumn(name)+" column")
+		}
+	}
+	q.Window = "" // the stall window is the setting's, not the rate window
+	if u, ok := p.onRulesFor(ctx, q); ok {
+		if rp, ok := p.builder.StalledSeenFromRules(u.rs.Prefix, p.builder.EngineLabels(), p.query.Filters, p.settings.stallWindow); ok {
+			fp.use(ctx, p, u, vllm.FleetStalled, rp, "fleet table's stall state")
+		}
+	}
+	return fp.sigs, fp.notices()
+}
+
+// use puts the plan rp in place of the signal name when its recorded
+// names have series that ran at the table's instant; a plan whose names
+// are missing is noted under what.
+func (fp *fleetRulePlan) use(ctx context.Context, p *plan, u ruleUse, name string, rp vllm.RulePlan, what string) {
+	i := slices.IndexFunc(fp.sigs, func(s vllm.SignalExpr) bool { return s.Name == name })
+	if i < 0 {
+		return
+	}
+	if missing := u.absent(rp); len(missing) > 0 {
+		fp.missing[what] = missing
+		return
+	}
+	if !p.usableAt(ctx, u, rp, p.timeRange.End) {
+		return
+	}
+	fp.sigs[i].Expr = rp.Expr
+	if fp.used == nil {
+		fp.used = &u
+	}
+}
+
+// notices: the rules notice when any signal reads them, and one per
+// column left raw for want of recorded series.
+func (fp *fleetRulePlan) notices() []data.Notice {
+	var out []data.Notice
+	if fp.used != nil {
+		out = append(out, fp.used.notice())
+	}
+	whats := make([]string, 0, len(fp.missing))
+	for w := range fp.missing {
+		whats = append(whats, w)
+	}
+	slices.Sort(whats)
+	prefix := models.DefaultRulePrefix
+	if fp.used != nil {
+		prefix = fp.used.rs.Prefix
+	}
+	for _, w := range whats {
+		out = append(out, data.Notice{Severity: data.NoticeSeverityWarning, Text: vllm.RulesMissingNotice(prefix, w, fp.missing[w])})
+	}
+	return out
+}
+
+// fleetP99OnRules reads the p99 columns from the engine_p99 group instead
+// of the bucket rates when its names are present and no engine-label set
+// holds two recorded p99 series (vllm.FleetP99Shared): a quantile per
+// engine costs Prometheus one series per engine, the bucket rates one per
+// bucket. Otherwise the bucket-rate plans stay (exact too).
+func (p *plan) fleetP99OnRules(ctx context.Context, u ruleUse, plans map[string]vllm.RulePlan) {
+	if !u.fit.Exact {
+		return // the bucket rates serve nearest windows alike
+	}
+	for sig, rp := range p.builder.FleetP99FromRules(u.rs.Prefix, p.query.Filters, u.fit.Window) {
+		if !u.present(rp) {
+			continue // the bucket rates answer exactly too; health names the missing group
+		}
+		v, _, err := p.memo.instantQuery(ctx, p.builder.FleetP99Shared(rp.Names[0], p.query.Filters), p.timeRange.End, p.timeRange.Step)
+		if err != nil || len(v) > 0 {
+			continue
+		}
+		plans[sig] = rp
+	}
+}
+
+// absent are the plan's recorded names without series.
+func (u ruleUse) absent(rp vllm.RulePlan) []string {
+	var out []string
+	for _, n := range rp.Names {
+		if !u.rs.Present[n] {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// fleetColumn names a fleet signal as the table's column reads.
+func fleetColumn(sig string) string {
+	switch sig {
+	case vllm.FleetQueueP99:
+		return "queue-time p99"
+	case vllm.FleetTTFTP99:
+		return "TTFT p99"
+	case vllm.FleetPreemptions:
+		return "preemptions"
+	case vllm.FleetKVUsage:
+		return "KV-cache"
+	case vllm.FleetGenTokens:
+		return "generation-token"
+	}
+	return sig
+}
