@@ -135,20 +135,3 @@ func recordedWindows() []time.Duration {
 	slices.Sort(out)
 	return out
 }
-
-// RulesFitNotice is the notice on an answer read from recording rules
-// under fit; window is the query's own rate window ("" for gauges).
-func RulesFitNotice(prefix string, interval time.Duration, fit RuleFit, window string) string {
-	if fit.Exact {
-		return RulesNotice(prefix, interval)
-	}
-	w := ""
-	if fit.Window != "" {
-		if d, err := model.ParseDuration(window); err == nil {
-			window = ShortDuration(time.Duration(d))
-		}
-		w = fmt.Sprintf(" rate window %s for the query's %s (the nearest recorded, within %g×);", fit.Window, window, NearestWindowFactor)
-	}
-	return fmt.Sprintf("Answered from recording rules (%s…, every %s), close rather than exact (recordingRules nearest):%s each step shows the rules' latest evaluation, at most %s before it.",
-		prefix, ShortDuration(interval), w, ShortDuration(interval))
-}

@@ -16,9 +16,11 @@ import (
 // This file is the catalogue of the recording rules the plugin ships
 // (deploy/prometheus/rules/vllm-recording.rules.yml) and what every rewrite
 // onto them shares: the recorded names, discovery, and whether a question
-// fits (RuleEligible, RuleFit in rulefit.go). Each type's rewrite lives
-// with its raw builder, in its type's file (waittime.go, queue.go,
-// fleet.go, saturation.go, topk.go).
+// fits (RuleEligible, RuleFit in rulefit.go), and every notice an answer
+// on them carries (on the rules, close rather than exact, mixed with raw
+// steps before the rules began, left raw for want of a group). Each type's
+// rewrite lives with its raw builder, in its type's file (waittime.go,
+// queue.go, fleet.go, saturation.go, topk.go, stall_rules.go, slo_rules.go).
 
 // RuleWindows are the rate windows the rule file records, by name suffix.
 var RuleWindows = map[string]time.Duration{"rate1m": time.Minute, "rate5m": 5 * time.Minute}
@@ -300,4 +302,58 @@ func RulesNotice(prefix string, interval time.Duration) string {
 // ShortDuration writes a duration as PromQL does: 30s, 1m (not 1m0s).
 func ShortDuration(d time.Duration) string {
 	return model.Duration(d).String()
+}
+
+// RulesFitNotice is the notice on an answer read from recording rules
+// under fit; window is the query's own rate window ("" for gauges).
+func RulesFitNotice(prefix string, interval time.Duration, fit RuleFit, window string) string {
+	if fit.Exact {
+		return RulesNotice(prefix, interval)
+	}
+	w := ""
+	if fit.Window != "" {
+		if d, err := model.ParseDuration(window); err == nil {
+			window = ShortDuration(time.Duration(d))
+		}
+		w = fmt.Sprintf(" rate window %s for the query's %s (the nearest recorded, within %g×);", fit.Window, window, NearestWindowFactor)
+	}
+	return fmt.Sprintf("Answered from recording rules (%s…, every %s), close rather than exact (recordingRules nearest):%s each step shows the rules' latest evaluation, at most %s before it.",
+		prefix, ShortDuration(interval), w, ShortDuration(interval))
+}
+
+// RulesMixNotice is the notice on an answer read from raw series before
+// from (the first step the rules answer) and from the recording rules
+// from then on: RulesFitNotice's text, told from when. The time is
+// written with its date when the range's end falls on another day.
+func RulesMixNotice(prefix string, interval time.Duration, fit RuleFit, window string, from, end time.Time) string {
+	const head = "Answered from recording rules"
+	text := strings.TrimSuffix(strings.TrimPrefix(RulesFitNotice(prefix, interval, fit, window), head), ".")
+	return head + " from " + clock(from, end) + " on" + text + "; raw series before, when the rules had not run yet."
+}
+
+// clock writes t in UTC as 15:04:05, with the date when end (in UTC) is
+// on another day.
+func clock(t, end time.Time) string {
+	t, end = t.UTC(), end.UTC()
+	if t.YearDay() != end.YearDay() || t.Year() != end.Year() {
+		return t.Format("2006-01-02 15:04:05") + " UTC"
+	}
+	return t.Format("15:04:05") + " UTC"
+}
+
+// RulesMissingNotice is the notice on an answer whose columns (what)
+// stay on raw series although the rules would answer them, because the
+// recorded names missing (from the groups that record them) have no
+// series: a group not loaded, or loaded in part. The answer is the raw
+// one; the notice says why it did not come from the rules.
+func RulesMissingNotice(prefix string, what string, missing []string) string {
+	var groups []string
+	for _, n := range missing {
+		if g, ok := RuleGroupOf(prefix, n); ok && !slices.Contains(groups, g.Name) {
+			groups = append(groups, g.Name)
+		}
+	}
+	return "The " + what + " read raw series: the recording rule group " + strings.Join(groups, ", ") +
+		" is missing or partly loaded (no series for " + strings.Join(missing, ", ") + "). Load all of " +
+		"deploy/prometheus/rules/vllm-recording.rules.yml; Save & test lists the groups found."
 }

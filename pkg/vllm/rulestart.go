@@ -92,23 +92,3 @@ func (b Builder) RuleFirstEvaluation(ctx context.Context, query InstantQuery, na
 func secondsTime(v float64) time.Time {
 	return time.UnixMilli(int64(v*1000 + 0.5)).UTC()
 }
-
-// RulesMixNotice is the notice on an answer read from raw series before
-// from (the first step the rules answer) and from the recording rules
-// from then on: RulesFitNotice's text, told from when. The time is
-// written with its date when the range's end falls on another day.
-func RulesMixNotice(prefix string, interval time.Duration, fit RuleFit, window string, from, end time.Time) string {
-	const head = "Answered from recording rules"
-	text := strings.TrimSuffix(strings.TrimPrefix(RulesFitNotice(prefix, interval, fit, window), head), ".")
-	return head + " from " + clock(from, end) + " on" + text + "; raw series before, when the rules had not run yet."
-}
-
-// clock writes t in UTC as 15:04:05, with the date when end (in UTC) is
-// on another day.
-func clock(t, end time.Time) string {
-	t, end = t.UTC(), end.UTC()
-	if t.YearDay() != end.YearDay() || t.Year() != end.Year() {
-		return t.Format("2006-01-02 15:04:05") + " UTC"
-	}
-	return t.Format("15:04:05") + " UTC"
-}

@@ -2,7 +2,6 @@ package vllm
 
 import (
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/inferops/vllm-datasource/pkg/interval"
@@ -146,23 +145,6 @@ func RuleGroupOf(prefix, name string) (RuleGroup, bool) {
 		}
 	}
 	return RuleGroup{}, false
-}
-
-// RulesMissingNotice is the notice on an answer whose columns (what)
-// stay on raw series although the rules would answer them, because the
-// recorded names missing (from the groups that record them) have no
-// series: a group not loaded, or loaded in part. The answer is the raw
-// one; the notice says why it did not come from the rules.
-func RulesMissingNotice(prefix string, what string, missing []string) string {
-	var groups []string
-	for _, n := range missing {
-		if g, ok := RuleGroupOf(prefix, n); ok && !slices.Contains(groups, g.Name) {
-			groups = append(groups, g.Name)
-		}
-	}
-	return "The " + what + " read raw series: the recording rule group " + strings.Join(groups, ", ") +
-		" is missing or partly loaded (no series for " + strings.Join(missing, ", ") + "). Load all of " +
-		"deploy/prometheus/rules/vllm-recording.rules.yml; Save & test lists the groups found."
 }
 
 // StallInputPair is one stall input summed by a grouping: raw, and read
