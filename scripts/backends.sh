@@ -101,6 +101,32 @@ thanos() {
 		"netgo slicelabels"
 }
 
+# build_tool DIR WHAT: builds tools/DIR, a module of its own, into the cache
+# as DIR-<hash of its sources> (pkg/internal/promtest computes the same name),
+# so a change to the sources builds a new one and the plugin's go.mod never
+# takes the tool's dependencies. WHAT names it in the log.
+build_tool() {
+	local dir=$1 what=$2 src key out start
+	src="$(cd "$(dirname "$0")/.." && pwd)/tools/$dir"
+	key=$(cd "$src" && cat main.go go.mod go.sum | sha256sum | cut -c1-12)
+	out="$cache/$dir-$key"
+	if [ -x "$out" ]; then
+		echo "$out"
+		return 0
+	fi
+	start=$(date +%s)
+	echo "backends: building $what" >&2
+	if ! (cd "$src" && GOWORK=off GOFLAGS="-buildvcs=false -mod=readonly" CGO_ENABLED=0 go build -trimpath \
+		-ldflags "-s -w" -o "$out.tmp.$$" .); then
+		rm -f "$out.tmp.$$"
+		echo "backends: building $what failed" >&2
+		return 1
+	fi
+	mv "$out.tmp.$$" "$out"
+	echo "backends: built $what in $(($(date +%s) - start))s" >&2
+	echo "$out"
+}
+
 # cadvisorhost: cAdvisor's binary lives in its cmd module, which the module
 # proxy does not serve; its root module up to v0.57.0 (not v0.60 on) holds
 # the manager and metrics packages the binary is made of, and
@@ -109,25 +135,7 @@ thanos() {
 # carries a hash of the host's sources (pkg/internal/promtest computes the
 # same), so a change to them builds a new one.
 cadvisorhost() {
-	local src key out start
-	src="$(cd "$(dirname "$0")/.." && pwd)/tools/cadvisorhost"
-	key=$(cd "$src" && cat main.go go.mod go.sum | sha256sum | cut -c1-12)
-	out="$cache/cadvisorhost-$key"
-	if [ -x "$out" ]; then
-		echo "$out"
-		return 0
-	fi
-	start=$(date +%s)
-	echo "backends: building the cAdvisor host (tools/cadvisorhost, cAdvisor v0.55.1)" >&2
-	if ! (cd "$src" && GOWORK=off GOFLAGS="-buildvcs=false -mod=readonly" CGO_ENABLED=0 go build -trimpath \
-		-ldflags "-s -w" -o "$out.tmp.$$" .); then
-		rm -f "$out.tmp.$$"
-		echo "backends: building the cAdvisor host failed" >&2
-		return 1
-	fi
-	mv "$out.tmp.$$" "$out"
-	echo "backends: built the cAdvisor host in $(($(date +%s) - start))s" >&2
-	echo "$out"
+	build_tool cadvisorhost "the cAdvisor host (tools/cadvisorhost, cAdvisor v0.55.1)"
 }
 
 # otelcol: an OpenTelemetry Collector made of the Collector's own modules
@@ -138,25 +146,7 @@ cadvisorhost() {
 # Prometheus 3's OTLP receiver. Cached by a hash of its sources, like the
 # cAdvisor host (pkg/internal/promtest computes the same).
 otelcol() {
-	local src key out start
-	src="$(cd "$(dirname "$0")/.." && pwd)/tools/otelcolhost"
-	key=$(cd "$src" && cat main.go go.mod go.sum | sha256sum | cut -c1-12)
-	out="$cache/otelcolhost-$key"
-	if [ -x "$out" ]; then
-		echo "$out"
-		return 0
-	fi
-	start=$(date +%s)
-	echo "backends: building the OpenTelemetry Collector (tools/otelcolhost, Collector v0.165.0)" >&2
-	if ! (cd "$src" && GOWORK=off GOFLAGS="-buildvcs=false -mod=readonly" CGO_ENABLED=0 go build -trimpath \
-		-ldflags "-s -w" -o "$out.tmp.$$" .); then
-		rm -f "$out.tmp.$$"
-		echo "backends: building the OpenTelemetry Collector failed" >&2
-		return 1
-	fi
-	mv "$out.tmp.$$" "$out"
-	echo "backends: built the OpenTelemetry Collector in $(($(date +%s) - start))s" >&2
-	echo "$out"
+	build_tool otelcolhost "the OpenTelemetry Collector (tools/otelcolhost, Collector v0.165.0)"
 }
 
 case "${1:-all}" in
