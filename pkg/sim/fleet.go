@@ -46,6 +46,9 @@ type instance struct {
 	engines []*engine
 	fams    []family
 	addr    string // set by Start; guarded by Fleet.mu
+	// sleepOps are the API server's sleep-mode collectors of a 0.32
+	// instance: nil until its first sleep-mode call. Guarded by Fleet.mu.
+	sleepOps *sleepOpMetrics
 }
 
 // clockMap maps simulated time to wall time: wall0 + (t − sim0)/speed.
@@ -265,6 +268,7 @@ func (f *Fleet) WriteMetrics(w io.Writer, instance int) error {
 	for _, e := range inst.engines {
 		e.mu.Unlock()
 	}
+	f.writeSleepOps(&buf, inst)
 	if _, err := w.Write(buf.Bytes()); err != nil {
 		return fmt.Errorf("sim: writing metrics of instance %d: %w", instance, err)
 	}
@@ -293,7 +297,32 @@ func (f *Fleet) SetSleep(instance, level int) error {
 		}
 		e.mu.Unlock()
 	}
+	f.recordSleepOp(f.instances[instance], level)
 	return nil
+}
+
+// recordSleepOp counts one sleep-mode call on a 0.32 instance, creating its
+// collectors at the first (vLLM creates them at the first sleep-mode request).
+func (f *Fleet) recordSleepOp(inst *instance, level int) {
+	if inst.cfg.Release != Release032 {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if inst.sleepOps == nil {
+		inst.sleepOps = &sleepOpMetrics{}
+	}
+	inst.sleepOps.record(sleepOperation(level), 0)
+}
+
+// writeSleepOps appends the instance's sleep-mode families, if created,
+// after the engine families (they are registered later in vLLM too).
+func (f *Fleet) writeSleepOps(buf *bytes.Buffer, inst *instance) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if inst.sleepOps != nil {
+		inst.sleepOps.write(buf)
+	}
 }
 
 // Sleeping reports whether any engine of the instance is asleep.
