@@ -69,6 +69,10 @@ func TestRulesNote(t *testing.T) {
 				"saturation's stall state; the fleet table's queue-time and TTFT p99 per engine; slo's burn rates (and attainment over a window of 5m–3d)"},
 		{"the stall group partly loaded", ruleStore{names: without(all, ":min_over_time5m"), every: 30 * time.Second}, on,
 			"; partly loaded: vllm.recording.stall (13 of 15); raw series answer the fleet table's and saturation's stall state"},
+		// As many groups partly loaded as missing: the line must still list
+		// them, never say every group is loaded.
+		{"one group partly loaded, one missing", ruleStore{names: without(all, ":min_over_time5m", ":p99_"), every: 30 * time.Second}, on,
+			"; partly loaded: vllm.recording.stall (13 of 15); missing: vllm.recording.engine_p99; raw series answer"},
 		{"none", ruleStore{}, on, "Recording rules: not found (no engine:… series): the plugin queries raw series; load deploy/prometheus/rules/vllm-recording.rules.yml"},
 		{"no recent evaluation", ruleStore{names: all}, on, "could not be measured"},
 		{"a selector on a label the rules drop", ruleStore{names: all, every: 30 * time.Second}, byJob, "every 30s, but not used: the recorded series do not keep the label job"},

@@ -48,6 +48,9 @@ func TestScrapeTroubles(t *testing.T) {
 	require.Empty(t, scrapeTroubleNote(nil, 10*time.Minute))
 	both := scrapeTrouble{server: "x", changes: 3, slowest: 2, timeout: 2}
 	require.Equal(t, "x (up changed 3 times in the last 10m; a scrape took 2s, 100% of the 2s timeout)", both.describe(10*time.Minute))
+	// Exactly half the timeout is not yet slow: only more than slowShare is.
+	half := scrapeTrouble{server: "y", changes: 2, slowest: 1, timeout: 2}
+	require.Equal(t, "y (up changed 2 times in the last 10m)", half.describe(10*time.Minute))
 }
 
 func TestFlapWindow(t *testing.T) {
