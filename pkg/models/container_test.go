@@ -1,6 +1,8 @@
 package models
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -24,6 +26,12 @@ func TestParseContainerSettings(t *testing.T) {
 		{name: "id not a path", json: `{"containerMap":[{"instance":"h","id":"abc"}]}`, err: `id "abc" is not a cgroup path`},
 		{name: "twice", json: `{"containerMap":[{"instance":"h","id":"/a"},{"instance":"g","id":"/a"}]}`, err: `maps id "/a" twice`},
 		{name: "wrong shape", json: `{"containerMap":{"instance":"h"}}`, err: "containerMap is a list of"},
+		// Entries are counted from 1 in the errors, whichever check fails.
+		{name: "second entry both", json: `{"containerMap":[{"instance":"h","id":"/a"},{"instance":"g","id":"/b","name":"b"}]}`,
+			err: `containerMap entry 2 (instance "g") needs exactly one of id`},
+		{name: "second entry not a path", json: `{"containerMap":[{"instance":"h","id":"/a"},{"instance":"g","id":"b"}]}`,
+			err: `containerMap entry 2 id "b" is not a cgroup path`},
+		{name: "too many", json: containerMapJSON(MaxContainerMap + 1), err: "containerMap has 501 entries; at most 500"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -39,4 +47,20 @@ func TestParseContainerSettings(t *testing.T) {
 	}
 	s, err := ParseSettings(Instance{URL: "http://p:9090", JSONData: []byte(`{"containerLabels":"x"}`)})
 	require.Error(t, err, "the data source refuses it: %+v", s)
+}
+
+// containerMapJSON is a containerMap setting of n valid entries.
+func containerMapJSON(n int) string {
+	entries := make([]string, n)
+	for i := range entries {
+		entries[i] = fmt.Sprintf(`{"instance":"h:%d","id":"/vllm/%d"}`, i, i)
+	}
+	return `{"containerMap":[` + strings.Join(entries, ",") + `]}`
+}
+
+// TestContainerMapAtItsLimit: exactly MaxContainerMap entries are allowed.
+func TestContainerMapAtItsLimit(t *testing.T) {
+	got, err := ParseContainerSettings([]byte(containerMapJSON(MaxContainerMap)))
+	require.NoError(t, err)
+	require.Len(t, got.Map, MaxContainerMap)
 }
