@@ -30,6 +30,9 @@ var (
 	// the history (and the rules recorded over it) must reach past the end
 	// of the setup, which takes minutes at 10,000 engines.
 	tableAhead = flag.Duration("bench.fleet.ahead", 10*time.Minute, "history written past the start of the fleet-table bench")
+	// tableCasesOn adds saturation and slo, rules on, off and raw, on the
+	// table's fleet (fleetcases_test.go).
+	tableCasesOn = flag.Bool("bench.fleet.cases", false, "also measure saturation and slo on the fleet table's fleet")
 )
 
 // tableStep is the backfill's sample spacing and the data source's scrape
@@ -66,6 +69,9 @@ func TestFleetTableBench(t *testing.T) {
 	reps := min(*tableReps, 3)
 	fmt.Print(renderProfile("rules on", b.profile(t, on.exprs, last, reps)))
 	fmt.Print(renderProfile("rules off", b.profile(t, off.exprs, last, reps)))
+	if *tableCasesOn {
+		b.casesBench(t)
+	}
 	b.joinBench(t, warm)
 }
 
