@@ -33,6 +33,7 @@ var (
 	// tableCasesOn adds saturation and slo, rules on, off and raw, on the
 	// table's fleet (fleetcases_test.go).
 	tableCasesOn = flag.Bool("bench.fleet.cases", false, "also measure saturation and slo on the fleet table's fleet")
+	tableJoin    = flag.Bool("bench.fleet.join", true, "also measure the fleet table with pods joined from target_info")
 )
 
 // tableStep is the backfill's sample spacing and the data source's scrape
@@ -72,7 +73,9 @@ func TestFleetTableBench(t *testing.T) {
 	if *tableCasesOn {
 		b.casesBench(t)
 	}
-	b.joinBench(t, warm)
+	if *tableJoin {
+		b.joinBench(t, warm)
+	}
 }
 
 // joinBench measures what naming servers by a pod that only target_info
