@@ -65,8 +65,19 @@ func (d *Detector) Get(ctx context.Context) vllm.Detection {
 	if err != nil {
 		return vllm.Detection{}
 	}
-	d.det, d.fetched = b.Detected.WithNames(names, b.PrefixList()), now
+	d.det, d.fetched = d.probeContainers(ctx, b, b.Detected.WithNames(names, b.PrefixList()), now), now
 	return d.det
+}
+
+// probeContainers asks which cAdvisor families the container columns read
+// the store has (vllm.ContainerNamesSelector), once per refresh. A failed
+// probe leaves them unknown: the columns are then asked for, as before.
+func (d *Detector) probeContainers(ctx context.Context, b vllm.Builder, det vllm.Detection, now time.Time) vllm.Detection {
+	names, err := d.prom.MetricNames(ctx, b.ContainerNamesSelector(), now.Add(-detectionLookback), now)
+	if err != nil {
+		return det
+	}
+	return det.WithContainerNames(names)
 }
 
 // probe asks, where labels beyond the instance are needed, whether they

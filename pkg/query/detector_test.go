@@ -3,6 +3,7 @@ package query_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,10 +15,13 @@ import (
 	"github.com/inferops/vllm-datasource/pkg/query"
 )
 
-// namesProm answers metric-name lookups and remembers each one's range.
+// namesProm answers metric-name lookups and remembers each one's range;
+// the cAdvisor probe's lookups (their selector names cAdvisor's working
+// set) are counted apart.
 type namesProm struct {
-	asked [][2]time.Time
-	fail  bool
+	asked  [][2]time.Time
+	probes int
+	fail   bool
 }
 
 func (p *namesProm) Query(context.Context, string, time.Time) (model.Vector, []string, error) {
@@ -28,7 +32,11 @@ func (p *namesProm) QueryRange(context.Context, string, v1.Range) (prom.Matrix, 
 	return nil, nil, nil
 }
 
-func (p *namesProm) MetricNames(_ context.Context, _ string, start, end time.Time) ([]string, error) {
+func (p *namesProm) MetricNames(_ context.Context, sel string, start, end time.Time) ([]string, error) {
+	if strings.Contains(sel, "container_memory_working_set_bytes") {
+		p.probes++
+		return nil, nil
+	}
 	p.asked = append(p.asked, [2]time.Time{start, end})
 	if p.fail {
 		return nil, errors.New("down")
@@ -60,10 +68,12 @@ func TestDetectorCachesForTTL(t *testing.T) {
 	d.Invalidate()
 	require.True(t, d.Get(ctx).Found())
 	require.Len(t, p.asked, 3, "Invalidate forgets")
+	require.Equal(t, 3, p.probes, "the cAdvisor probe runs once per refresh")
 
 	p.fail = true
 	d.Invalidate()
 	require.False(t, d.Get(ctx).Found(), "a failed lookup answers an empty detection")
 	require.False(t, d.Get(ctx).Found())
 	require.Len(t, p.asked, 5, "and is not cached: each query tries again")
+	require.Equal(t, 3, p.probes, "no probe after a failed lookup")
 }

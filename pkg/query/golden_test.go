@@ -114,7 +114,7 @@ func (r replay) Query(_ context.Context, expr string, ts time.Time) (model.Vecto
 func (r replay) predates(kind, expr string) bool {
 	_, ok := r.rec.Responses[kind+"\x00"+expr]
 	return !ok && (strings.Contains(expr, "engine_sleep_state") || strings.Contains(expr, "prefix_cache_") ||
-		isRoleExpr(expr) || isScrapeExpr(expr) || isContainerExpr(expr) || isEvidenceExpr(expr))
+		isRoleExpr(expr) || isScrapeExpr(expr) || isEvidenceExpr(expr))
 }
 
 // isEvidenceExpr: the fleet's version-evidence expression, which the
@@ -128,12 +128,6 @@ func isEvidenceExpr(expr string) bool {
 func isScrapeExpr(expr string) bool {
 	return strings.Contains(expr, "(changes(up") || strings.Contains(expr, "(scrape_duration_seconds") ||
 		strings.Contains(expr, "(scrape_timeout_seconds")
-}
-
-// isContainerExpr: the fleet's container columns (cAdvisor), which the
-// recorded fleets lack.
-func isContainerExpr(expr string) bool {
-	return strings.Contains(expr, "container_cpu_cfs_") || strings.Contains(expr, "container_memory_working_set_bytes")
 }
 
 // isRoleExpr: the fleet's role column expression, which the recordings

@@ -37,8 +37,10 @@ type satGroup struct {
 // vllm.Classify with the data source's thresholds.
 func (p *plan) saturation(ctx context.Context, o models.SaturationOptions) (data.Frames, error) {
 	sigs := append(p.builder.SaturationSignals(p.query.Grouping, p.query.Filters, p.timeRange.RateInterval),
-		p.builder.SaturationStallSignal(p.query.Grouping, p.query.Filters, p.settings.stallWindow),
-		p.builder.SaturationThrottleSignal(p.query.Grouping, p.query.Filters, p.timeRange.RateInterval, p.settings.container))
+		p.builder.SaturationStallSignal(p.query.Grouping, p.query.Filters, p.settings.stallWindow))
+	if t, ok := p.builder.SaturationThrottleSignal(p.query.Grouping, p.query.Filters, p.timeRange.RateInterval, p.settings.container); ok {
+		sigs = append(sigs, t)
+	}
 	if r, ok := p.builder.SaturationRejected(p.query.Grouping, p.query.Filters, p.timeRange.RateInterval); ok {
 		sigs = append(sigs, r)
 	}

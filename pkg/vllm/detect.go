@@ -31,6 +31,9 @@ type Detection struct {
 	// read from it (otlp.go). Both are zero where nothing was probed.
 	OTLP OTLPShape
 	Join ResourceJoin
+	// Containers is what the cAdvisor probe found (cadvisor.go); zero
+	// where nothing was probed.
+	Containers ContainerFamilies
 }
 
 // Found reports whether any vLLM metric exists at all.

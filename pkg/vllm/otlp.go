@@ -309,10 +309,10 @@ func (b Builder) WithProbe(probe model.Vector) Builder {
 }
 
 // WithNames is the detection of names under every prefix, keeping what
-// the probe found (Join, OTLP).
+// the probes found (Join, OTLP, Containers).
 func (d Detection) WithNames(names, prefixes []string) Detection {
 	out := DetectAll(names, prefixes)
-	out.Join, out.OTLP = d.Join, d.OTLP
+	out.Join, out.OTLP, out.Containers = d.Join, d.OTLP, d.Containers
 	return out
 }
 

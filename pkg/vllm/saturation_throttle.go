@@ -21,9 +21,14 @@ const ThrottleEvidence = 0.25
 
 // SaturationThrottleSignal is the saturation query's throttling expression
 // per grouping: evidence only, never part of a verdict (throttleEvidence).
-// Empty where cAdvisor is not scraped or no container has a CPU limit.
-func (b Builder) SaturationThrottleSignal(g models.Grouping, f models.Filters, window time.Duration, cs models.ContainerSettings) SignalExpr {
-	return SignalExpr{SatCPUThrottled, b.ContainerWorstBy(ContainerCPUThrottled, b.GroupLabels(g), f, interval.PromDuration(window), cs)}
+// Empty where cAdvisor is not scraped or no container has a CPU limit;
+// ok is false where the cAdvisor probe found no throttling series
+// (cadvisor.go): nothing is asked of Prometheus then.
+func (b Builder) SaturationThrottleSignal(g models.Grouping, f models.Filters, window time.Duration, cs models.ContainerSettings) (SignalExpr, bool) {
+	if !b.containerAnswers(ContainerCPUThrottled) {
+		return SignalExpr{}, false
+	}
+	return SignalExpr{SatCPUThrottled, b.ContainerWorstBy(ContainerCPUThrottled, b.GroupLabels(g), f, interval.PromDuration(window), cs)}, true
 }
 
 // throttleEvidence is the clause a reason gains when the group's container

@@ -55,7 +55,8 @@ func TestThrottleEvidence(t *testing.T) {
 func TestSaturationThrottleSignal(t *testing.T) {
 	b := Builder{Prefix: "vllm:", InstanceLabel: "pod", Identity: []string{"namespace", "pod"}}
 	for _, g := range []models.Grouping{models.GroupInstance, models.GroupInstanceEngine, models.GroupModel, models.GroupNone} {
-		s := b.SaturationThrottleSignal(g, models.Filters{}, 60e9, models.DefaultContainerSettings())
+		s, ok := b.SaturationThrottleSignal(g, models.Filters{}, 60e9, models.DefaultContainerSettings())
+		require.True(t, ok, "not probed: asked")
 		_, err := parser.NewParser(parser.Options{}).ParseExpr(s.Expr)
 		require.NoError(t, err, "%s: %s", g, s.Expr)
 		require.Contains(t, s.Expr, "* on (namespace, pod) group_left () max by (namespace, pod) (", "servers joined by identity, whatever the grouping")

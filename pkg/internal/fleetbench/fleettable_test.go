@@ -30,6 +30,10 @@ var (
 	// the history (and the rules recorded over it) must reach past the end
 	// of the setup, which takes minutes at 10,000 engines.
 	tableAhead = flag.Duration("bench.fleet.ahead", 10*time.Minute, "history written past the start of the fleet-table bench")
+	// tableCasesOn adds saturation and slo, rules on, off and raw, on the
+	// table's fleet (fleetcases_test.go).
+	tableCasesOn = flag.Bool("bench.fleet.cases", false, "also measure saturation and slo on the fleet table's fleet")
+	tableJoin    = flag.Bool("bench.fleet.join", true, "also measure the fleet table with pods joined from target_info")
 )
 
 // tableStep is the backfill's sample spacing and the data source's scrape
@@ -66,7 +70,12 @@ func TestFleetTableBench(t *testing.T) {
 	reps := min(*tableReps, 3)
 	fmt.Print(renderProfile("rules on", b.profile(t, on.exprs, last, reps)))
 	fmt.Print(renderProfile("rules off", b.profile(t, off.exprs, last, reps)))
-	b.joinBench(t, warm)
+	if *tableCasesOn {
+		b.casesBench(t)
+	}
+	if *tableJoin {
+		b.joinBench(t, warm)
+	}
 }
 
 // joinBench measures what naming servers by a pod that only target_info
