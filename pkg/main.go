@@ -2,6 +2,7 @@
 package main
 
 import (
+	"context"
 	"os"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend/datasource"
@@ -17,6 +18,11 @@ func main() {
 	// process's own; GOMEMLIMIT overrides).
 	limit, from := memlimit.Apply(os.Getenv, 0)
 	log.DefaultLogger.Debug("memory limit", "bytes", limit, "from", string(from))
+	// And the crowd's pages back to the system once it has gone, rather
+	// than up to two minutes later (pkg/memlimit, trim.go).
+	go memlimit.TrimWhenIdle(context.Background(), memlimit.TrimPeriod, func() {
+		log.DefaultLogger.Debug("returned idle memory to the system")
+	})
 	if err := datasource.Manage(plugin.ID, plugin.NewDatasource, datasource.ManageOpts{}); err != nil {
 		log.DefaultLogger.Error("plugin exited", "error", err.Error())
 		os.Exit(1)

@@ -75,6 +75,7 @@ func TestMemoryCells(t *testing.T) {
 	start := uint64(6 << 20)
 	require.Equal(t, start+3*(64<<20+8<<20), budgetBound(start, 3))
 	require.Equal(t, start, budgetBound(start, 0), "no instance, no budget")
-	ld := loadResult{heapOneGCMB: 241.2, heapAfterMB: 41.4, rssAfterMB: 120.2, rssPeakMB: 230.6, instances: 2}
-	require.Equal(t, "41 MiB of 150 MiB (2 instances; 241 MiB after one GC) | 120 MB | 231 MB", memoryCells(ld, start))
+	ld := loadResult{heapOneGCMB: 241.2, heapAfterMB: 41.4, rssAfterMB: 120.2, rssQuietMB: 80.4, rssPeakMB: 230.6, instances: 2}
+	require.Equal(t, "41 MiB of 150 MiB (2 instances; 241 MiB after one GC) | 120 MB | 80 MB | 231 MB", memoryCells(ld, start))
+	require.Equal(t, memoryColumns, strings.Count(memoryHeader, "|")+1, "the separator rows count the header's columns")
 }

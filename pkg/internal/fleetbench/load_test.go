@@ -42,8 +42,8 @@ type loadResult struct {
 	// After the load: the plugin's heap after one collection and after
 	// two (see afterLoad), its resident memory, and the data source
 	// instances it holds by then.
-	heapOneGCMB, heapAfterMB, rssAfterMB float64
-	instances                            int
+	heapOneGCMB, heapAfterMB, rssAfterMB, rssQuietMB float64
+	instances                                        int
 }
 
 // load runs callers concurrent users, each refreshing the dashboard over
@@ -197,7 +197,7 @@ func render(rows []row, loads []loadResult, engines int, span time.Duration, hea
 	}
 	ld0 := loads[0]
 	fmt.Fprintf(&b, "\nload: %d callers × %s, one dashboard of %d panels (%d distinct PromQL expressions) per call, ranges ending now\n\n", *callers, *loadFor, len(dashboard), ld0.distinct)
-	fmt.Fprintf(&b, "| data source | calls | errors | p50 | p99 | p99 after each caller's first call | Prometheus executions | per distinct query per step | Prometheus eval time | "+memoryHeader+" |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| data source | calls | errors | p50 | p99 | p99 after each caller's first call | Prometheus executions | per distinct query per step | Prometheus eval time | " + memoryHeader + " |\n|---|---:|---:|---:|---:|---:|---:|---:|---:" + strings.Repeat("|---:", memoryColumns) + "|\n")
 	for _, ld := range loads {
 		perStep := 0.0
 		if ld.distinct > 0 && ld.steps > 0 {

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferops/vllm-datasource/pkg/internal/grafanahost"
+	"github.com/inferops/vllm-datasource/pkg/memlimit"
 	"github.com/inferops/vllm-datasource/pkg/prom"
 )
 
@@ -67,17 +68,26 @@ func (e *env) afterLoad(t *testing.T, res *loadResult) {
 	res.heapAfterMB = float64(heap) / (1 << 20)
 	res.rssAfterMB = procMB(e.host.Pid(), "VmRSS:")
 	res.instances = e.host.Instances()
+	// And once the process has been quiet long enough for its trimmer
+	// (pkg/memlimit, trim.go) to see a quiet period after the busy one.
+	time.Sleep(2*memlimit.TrimPeriod + 5*time.Second)
+	res.rssQuietMB = procMB(e.host.Pid(), "VmRSS:")
 	bound := budgetBound(e.heapStart, res.instances)
 	require.LessOrEqual(t, heap, bound, "%s: after the load the plugin's heap (after a collection) is %.1f MiB, over the %.1f MiB at its start plus %d instances × (%d MiB budget + %d MiB overhead)",
 		res.name, res.heapAfterMB, float64(e.heapStart)/(1<<20), res.instances, prom.DefaultCacheBytes>>20, instanceOverhead>>20)
 }
 
 // memoryCells are the crowd tables' memory columns: the heap after the
-// load against its bound, the resident memory after it, and the peak.
+// load against its bound, the resident memory right after it and once
+// quiet, and the peak.
 func memoryCells(ld loadResult, heapStart uint64) string {
 	bound := float64(budgetBound(heapStart, ld.instances)) / (1 << 20)
-	return fmt.Sprintf("%.0f MiB of %.0f MiB (%d instances; %.0f MiB after one GC) | %.0f MB | %.0f MB", ld.heapAfterMB, bound, ld.instances, ld.heapOneGCMB, ld.rssAfterMB, ld.rssPeakMB)
+	return fmt.Sprintf("%.0f MiB of %.0f MiB (%d instances; %.0f MiB after one GC) | %.0f MB | %.0f MB | %.0f MB", ld.heapAfterMB, bound, ld.instances, ld.heapOneGCMB, ld.rssAfterMB, ld.rssQuietMB, ld.rssPeakMB)
 }
 
-// memoryHeader names the memory columns (memoryCells).
-const memoryHeader = "plugin heap after the load and two GCs (bound: start + instances × (budget + overhead)) | plugin RSS after the load | plugin peak RSS"
+// memoryHeader names the memory columns (memoryCells); memoryColumns
+// is their count, for the tables' separator rows.
+const (
+	memoryHeader  = "plugin heap after the load and two GCs (bound: start + instances × (budget + overhead)) | plugin RSS right after the load | plugin RSS after 25 s quiet | plugin peak RSS"
+	memoryColumns = 4
+)
