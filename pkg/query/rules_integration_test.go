@@ -102,6 +102,12 @@ func TestRulesExactness(t *testing.T) {
 		servers[k] = promtest.Start(t, o)
 	}
 	ruleFile := promtest.RuleFileEvery(t, ruleTestEvery)
+	// Wedge the pod vllm-1 (both engines) early, so that the recorded stall
+	// state over 1m has stalled engines to compare by the time the rules
+	// are evaluated (its 3m and 5m windows have not been reported long
+	// enough: 0 there).
+	time.Sleep(time.Until(env.Started.Add(30 * time.Second)))
+	require.NoError(t, env.Fleet.Wedge(3))
 	time.Sleep(time.Until(env.Started.Add(150 * time.Second)))
 	bfStart := env.Started.Add(5 * time.Second).Truncate(ruleTestEvery).Add(ruleTestEvery)
 	bfEnd := time.Now().Add(-5 * time.Second).Truncate(ruleTestEvery)
@@ -123,7 +129,7 @@ func TestRulesExactness(t *testing.T) {
 			require.True(t, rs.PodSeries, "discovery sees the pod-labelled series")
 			s, err := models.ParseSettings(models.Instance{URL: srv.URL, JSONData: []byte(`{"scrapeInterval":"1s"}`)})
 			require.NoError(t, err)
-			require.Contains(t, health.Check(context.Background(), c, s, time.Now()).Message, "Recording rules: 114 of 114 present, every 5s")
+			require.Contains(t, health.Check(context.Background(), c, s, time.Now()).Message, "Recording rules: 117 of 117 present, every 5s")
 			for _, c := range ruleCases {
 				t.Run(c.name, func(t *testing.T) {
 					checkRuleCase(t, srv.URL, c, bfStart.Add(20*time.Second), bfEnd.Add(-ruleTestEvery))
@@ -137,6 +143,9 @@ func TestRulesExactness(t *testing.T) {
 			})
 			t.Run("stall inputs", func(t *testing.T) {
 				checkStallInputs(t, c, srv.URL, bfEnd.Add(-ruleTestEvery))
+			})
+			t.Run("stall state", func(t *testing.T) {
+				checkStallState(t, c, srv.URL, bfStart.Add(20*time.Second), bfEnd.Add(-ruleTestEvery))
 			})
 			t.Run("saturation", func(t *testing.T) {
 				checkSaturationRules(t, k, c, srv.URL, bfStart.Add(20*time.Second), bfEnd.Add(-ruleTestEvery))
@@ -176,6 +185,42 @@ func checkFleetP99(t *testing.T, url string, from, to time.Time) {
 	both := checkFleetWith(t, url, `,"instanceLabel":"pod"`, from, to)
 	require.NotContains(t, both, ":p99_rate1m", "pod-less servers share pod=\"\": a recorded quantile cannot sum them")
 	require.Contains(t, both, "engine:vllm_request_queue_time_seconds_bucket:rate1m")
+	require.NotContains(t, both, "engine:vllm_stalled:", "pod-less servers share pod=\"\": the recorded state is per server")
+	require.Contains(t, both, "engine:vllm_num_requests_running:min_over_time3m", "the recorded inputs sum exactly")
+}
+
+// checkStallState asks the fleet table for each recorded stall window,
+// scoped to the pod-labelled cluster (one recorded server per pod): the
+// stall column reads the recorded state, and it equals the raw stall
+// column (StalledSeen by the engine labels) at the rules' latest
+// evaluation; the wedged pod's loaded engines are stalled over 1m.
+func checkStallState(t *testing.T, c *prom.Client, url string, from, to time.Time) {
+	stalled := 0
+	for _, w := range vllm.RuleStallWindows {
+		settings := fmt.Sprintf(`,"instanceLabel":"pod","selector":"cluster=\"b\"","stallWindow":%q`, vllm.ShortDuration(w))
+		ex := checkFleetWith(t, url, settings, from, to)
+		name := vllm.StallStateName("engine:", w)
+		require.Contains(t, ex, name+"{", "the stall column reads the recorded state over %s", w)
+		s, err := models.ParseSettings(models.Instance{URL: url, JSONData: []byte(`{"scrapeInterval":"1s"` + settings + `}`)})
+		require.NoError(t, err)
+		b := vllm.ForSettings(s)
+		rp, ok := b.StalledStateFromRules("engine:", models.Filters{}, w)
+		require.True(t, ok)
+		at := to.Truncate(15 * time.Second)
+		lag := ruleLag(t, c, rp.Expr, at)
+		got, _, err := c.Query(context.Background(), rp.Expr, at)
+		require.NoError(t, err)
+		want, _, err := c.Query(context.Background(), b.StalledSeen(b.EngineLabels(), models.Filters{}, w), at.Add(-lag))
+		require.NoError(t, err)
+		requireSameVector(t, want, got, rp.Expr)
+		shared, _, err := c.Query(context.Background(), b.StallStateShared("engine:", w), at)
+		require.NoError(t, err)
+		require.Empty(t, shared, "one server per pod in cluster b")
+		if w == time.Minute {
+			stalled = len(got)
+		}
+	}
+	require.Positive(t, stalled, "the wedged pod's engines holding requests are stalled over 1m")
 }
 
 // checkStallInputs: each of the stall condition's inputs, summed per
