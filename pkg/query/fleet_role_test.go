@@ -77,8 +77,8 @@ func TestFleetRoleColumnFollowsTheRoleProbe(t *testing.T) {
 	withRole := sample("a:1", "0", 1)
 	withRole.Metric["llm_isvc_role"] = "prefill"
 	p := &roleProm{instantFake: instantFake{
-		"max by (instance, engine, model_name) (last_over_time(":                                   {sample("a:1", "0", 1)},
-		"max by (instance, engine, model_name) (timestamp(":                                        {sample("a:1", "0", fresh)},
+		"max by (instance, engine, model_name) (last_over_time(":                                    {sample("a:1", "0", 1)},
+		"max by (instance, engine, model_name) (timestamp(":                                         {sample("a:1", "0", fresh)},
 		"group by (instance, engine, model_name, llm_isvc_role, llm_d_ai_role) (vllm:num_requests_": {withRole},
 	}}
 	clock := now
