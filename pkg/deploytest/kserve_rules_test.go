@@ -82,7 +82,8 @@ var recordedLevel = regexp.MustCompile(`^(instance|engine|model):vllm_`)
 
 // TestKServeRulesReadOnlyKServeNames parses every expression of the KServe
 // rule files: each series it selects is a kserve_vllm: name, a name the
-// rules record, or up on KServe's engine jobs; never a plain vllm: name.
+// rules record, or up on KServe's engine jobs (the stall state: up of the
+// engine's server, any job); never a plain vllm: name.
 // The recorded names are the plain files' (in order), so the data source's
 // rule discovery (vllm.RuleNames under engine:) finds every one.
 func TestKServeRulesReadOnlyKServeNames(t *testing.T) {
@@ -117,6 +118,13 @@ func TestKServeRulesReadOnlyKServeNames(t *testing.T) {
 func checkKServeSelector(t *testing.T, rule string, vs *parser.VectorSelector) {
 	t.Helper()
 	switch {
+	case vs.Name == "up" && strings.HasPrefix(rule, "engine:vllm_stalled:"):
+		// The stall state takes every up series of the engine's server, of
+		// any job, as the fleet table's raw stall column does (up in the
+		// data source's scope): a KServe pod's -default twin included.
+		for _, m := range vs.LabelMatchers {
+			require.Contains(t, []string{"__name__", "pod"}, m.Name, "%s: up selects the server by pod only", rule)
+		}
 	case vs.Name == "up":
 		i := slices.IndexFunc(vs.LabelMatchers, func(m *labels.Matcher) bool { return m.Name == "job" })
 		require.GreaterOrEqual(t, i, 0, "%s: up without a job matcher", rule)

@@ -16,7 +16,8 @@ import (
 // TestRecordingRuleTestsCanFail breaks the recording rules one way at a time
 // in a temporary copy and requires their unit tests to fail where the break
 // is: the per-le rates, the V0 engine without engine label, the inter-token
-// name join, a rescheduled pod's single series, the stall inputs and the
+// name join, a rescheduled pod's single series, the stall inputs, the
+// stall state (reported before, up, sleep, pods, its zero rows) and the
 // per-engine p99s are each guarded.
 func TestRecordingRuleTestsCanFail(t *testing.T) {
 	bin := promtool(t)
@@ -46,16 +47,33 @@ func TestRecordingRuleTestsCanFail(t *testing.T) {
 		{"KV usage prefers the old name", plainKV, `vllm:gpu_cache_usage_perc{pod=""} or vllm:kv_cache_usage_perc{pod=""}`, "engine:vllm_kv_cache_usage_perc:max"},
 		{"Kubernetes KV usage per pod IP", podKV, strings.Replace(podKV, "pod, ", "pod, instance, ", 1), "engine:vllm_kv_cache_usage_perc:max"},
 		{"stall minimum summed over engines",
-			`sum by (cluster, namespace, instance, model_name, engine) (min_over_time(vllm:num_requests_running{pod=""}[3m]))`,
-			`sum by (cluster, namespace, instance, model_name) (min_over_time(vllm:num_requests_running{pod=""}[3m]))`,
+			"\n          sum by (cluster, namespace, instance, model_name, engine) (min_over_time(vllm:num_requests_running{pod=\"\"}[3m]))\n",
+			"\n          sum by (cluster, namespace, instance, model_name) (min_over_time(vllm:num_requests_running{pod=\"\"}[3m]))\n",
 			"engine:vllm_num_requests_running:min_over_time3m"},
 		{"stall progress as a rate, not an increase",
-			`(increase(vllm:generation_tokens_total{pod=""}[3m]))`, `(rate(vllm:generation_tokens_total{pod=""}[3m]))`,
+			"(increase(vllm:generation_tokens_total{pod=\"\"}[3m]))\n", "(rate(vllm:generation_tokens_total{pod=\"\"}[3m]))\n",
 			"engine:vllm_generation_tokens:increase3m"},
 		{"per-engine p99 over a pod's namespace",
 			`histogram_quantile(0.99, sum by (le, cluster, namespace, pod, model_name, engine) (rate(vllm:time_to_first_token_seconds_bucket{pod!=""}[1m])))`,
 			`histogram_quantile(0.99, sum by (le, cluster, namespace, model_name, engine) (rate(vllm:time_to_first_token_seconds_bucket{pod!=""}[1m])))`,
 			"engine:vllm_time_to_first_token_seconds:p99_rate1m"},
+		{"stall state without \"reported before the window\"",
+			` and on (cluster, namespace, instance, model_name, engine) group by (cluster, namespace, instance, model_name, engine) (count_over_time(vllm:num_requests_running{pod=""}[3m] offset 3m))`,
+			"", "engine:vllm_stalled:3m"},
+		{"stall state whatever the scrape",
+			` and on (cluster, namespace, instance) (min by (cluster, namespace, instance) (up{pod=""}) == 1) and on (cluster, namespace, instance, model_name, engine) group by (cluster, namespace, instance, model_name, engine) (count_over_time(vllm:num_requests_running{pod=""}[3m] offset 3m))`,
+			` and on (cluster, namespace, instance, model_name, engine) group by (cluster, namespace, instance, model_name, engine) (count_over_time(vllm:num_requests_running{pod=""}[3m] offset 3m))`,
+			"engine:vllm_stalled:3m"},
+		{"stall state awake or asleep",
+			`(max_over_time(vllm:engine_sleep_state{sleep_state!="awake", pod=""}[3m])) == 1`,
+			`(max_over_time(vllm:engine_sleep_state{sleep_state!="awake", pod=""}[3m])) == 2`, "engine:vllm_stalled:3m"},
+		{"stall state of a pod's engine summed with its namespace",
+			`(sum by (cluster, namespace, pod, model_name, engine) (min_over_time(vllm:num_requests_running{pod!=""}[5m])) + sum by (cluster, namespace, pod, model_name, engine) (min_over_time(vllm:num_requests_waiting{pod!=""}[5m])))`,
+			`(sum by (cluster, namespace, pod, model_name, engine) (min_over_time(vllm:num_requests_running{pod!=""}[5m])) + sum by (cluster, namespace, pod, model_name, engine) (min_over_time(vllm:num_requests_waiting{pod!=""}[5m])) * 2)`,
+			"engine:vllm_stalled:5m"},
+		{"stall state without its zero rows",
+			"          or\n          0 * sum by (cluster, namespace, instance, model_name, engine) (min_over_time(vllm:num_requests_running{pod=\"\"}[3m]))\n", "\n",
+			"engine:vllm_stalled:3m"},
 		{"finished requests without finished_reason",
 			`engine, finished_reason) (rate(vllm:request_success_total{pod=""}[1m]))`,
 			`engine) (rate(vllm:request_success_total{pod=""}[1m]))`, "engine:vllm_request_success:rate1m"},

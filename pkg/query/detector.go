@@ -65,8 +65,32 @@ func (d *Detector) Get(ctx context.Context) vllm.Detection {
 	if err != nil {
 		return vllm.Detection{}
 	}
-	d.det, d.fetched = d.probeContainers(ctx, b, b.Detected.WithNames(names, b.PrefixList()), now), now
+	det := d.probeContainers(ctx, b, b.Detected.WithNames(names, b.PrefixList()), now)
+	d.det, d.fetched = d.probeRoles(ctx, b, det, now), now
 	return d.det
+}
+
+// probeRoles asks whether any running series in scope carries a role
+// label (vllm.Builder.RoleProbeSelectors), once per refresh, so that the
+// fleet table's role column is not asked of a fleet without roles. A
+// failed probe, or a role label read from target_info, leaves it unknown:
+// the column is then asked for, as before.
+func (d *Detector) probeRoles(ctx context.Context, b vllm.Builder, det vllm.Detection, now time.Time) vllm.Detection {
+	b.Detected = det
+	sels, ok := b.RoleProbeSelectors()
+	if !ok {
+		return det
+	}
+	for _, sel := range sels {
+		names, err := d.prom.MetricNames(ctx, sel, now.Add(-detectionLookback), now)
+		if err != nil {
+			return det
+		}
+		if len(names) > 0 {
+			return det.WithRoles(true)
+		}
+	}
+	return det.WithRoles(false)
 }
 
 // probeContainers asks which cAdvisor families the container columns read

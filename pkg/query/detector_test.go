@@ -17,11 +17,12 @@ import (
 
 // namesProm answers metric-name lookups and remembers each one's range;
 // the cAdvisor probe's lookups (their selector names cAdvisor's working
-// set) are counted apart.
+// set) and the role probe's (a role label set) are counted apart.
 type namesProm struct {
-	asked  [][2]time.Time
-	probes int
-	fail   bool
+	asked      [][2]time.Time
+	probes     int
+	roleProbes int
+	fail       bool
 }
 
 func (p *namesProm) Query(context.Context, string, time.Time) (model.Vector, []string, error) {
@@ -35,6 +36,10 @@ func (p *namesProm) QueryRange(context.Context, string, v1.Range) (prom.Matrix, 
 func (p *namesProm) MetricNames(_ context.Context, sel string, start, end time.Time) ([]string, error) {
 	if strings.Contains(sel, "container_memory_working_set_bytes") {
 		p.probes++
+		return nil, nil
+	}
+	if strings.Contains(sel, `_role!=""`) {
+		p.roleProbes++
 		return nil, nil
 	}
 	p.asked = append(p.asked, [2]time.Time{start, end})
@@ -69,6 +74,7 @@ func TestDetectorCachesForTTL(t *testing.T) {
 	require.True(t, d.Get(ctx).Found())
 	require.Len(t, p.asked, 3, "Invalidate forgets")
 	require.Equal(t, 3, p.probes, "the cAdvisor probe runs once per refresh")
+	require.Equal(t, 6, p.roleProbes, "the role probe runs once per refresh, per role label (none found)")
 
 	p.fail = true
 	d.Invalidate()
@@ -76,4 +82,5 @@ func TestDetectorCachesForTTL(t *testing.T) {
 	require.False(t, d.Get(ctx).Found())
 	require.Len(t, p.asked, 5, "and is not cached: each query tries again")
 	require.Equal(t, 3, p.probes, "no probe after a failed lookup")
+	require.Equal(t, 6, p.roleProbes, "no role probe after a failed lookup")
 }

@@ -54,7 +54,9 @@ var fleetChecked = []string{vllm.FleetWaiting, vllm.FleetKVUsage, vllm.FleetPree
 func (p *plan) fleet(ctx context.Context, o models.FleetOptions) (data.Frames, error) {
 	lookback := interval.PromDuration(max(p.timeRange.End.Sub(p.timeRange.Start), p.timeRange.Step).Round(time.Second) + p.timeRange.RateInterval)
 	sigs := append(p.builder.FleetSignals(p.query.Filters, p.window, lookback), p.builder.FleetStallSignals(p.query.Filters, p.settings.stallWindow)...)
-	sigs = append(sigs, p.builder.FleetRoleSignal(p.query.Filters))
+	if r, ok := p.builder.FleetRoleSignal(p.query.Filters); ok {
+		sigs = append(sigs, r)
+	}
 	sigs = append(sigs, p.builder.FleetScrapeSignals(lookback)...)
 	sigs = append(sigs, p.builder.FleetContainerSignals(p.query.Filters, p.window, p.settings.container)...)
 	if r, ok := p.builder.FleetRejectedSignal(p.query.Filters, p.window); ok {

@@ -45,11 +45,38 @@ func (p *plan) fleetOnRules(ctx context.Context, sigs []vllm.SignalExpr) ([]vllm
 	}
 	q.Window = "" // the stall window is the setting's, not the rate window
 	if u, ok := p.onRulesFor(ctx, q); ok {
-		if rp, ok := p.builder.StalledSeenFromRules(u.rs.Prefix, p.builder.EngineLabels(), p.query.Filters, p.settings.stallWindow); ok {
+		if rp, ok := p.fleetStallPlan(ctx, u); ok {
 			fp.use(ctx, p, u, vllm.FleetStalled, rp, "fleet table's stall state")
 		}
 	}
 	return fp.sigs, fp.notices()
+}
+
+// fleetStallPlan is the stall column's plan on the rules: the recorded
+// state, one series per engine, where it answers exactly (its name has
+// series and StallStateShared finds no identity spanning two of the
+// rule's servers at the table's instant), else the recorded inputs summed
+// by engine (exact whatever the labels). A state the discovery did not
+// find is returned as it is, so that use leaves the column raw and names
+// the group: the stall group is then loaded in part, or an older copy.
+func (p *plan) fleetStallPlan(ctx context.Context, u ruleUse) (vllm.RulePlan, bool) {
+	window := p.settings.stallWindow
+	inputs, ok := p.builder.StalledSeenFromRules(u.rs.Prefix, p.builder.EngineLabels(), p.query.Filters, window)
+	if !ok {
+		return vllm.RulePlan{}, false
+	}
+	state, ok := p.builder.StalledStateFromRules(u.rs.Prefix, p.query.Filters, window)
+	if !ok {
+		return inputs, true
+	}
+	if len(u.absent(state)) > 0 {
+		return state, true
+	}
+	v, _, err := p.memo.instantQuery(ctx, p.builder.StallStateShared(u.rs.Prefix, window), p.timeRange.End, p.timeRange.Step)
+	if err != nil || len(v) > 0 {
+		return inputs, true
+	}
+	return state, true
 }
 
 // use puts the plan rp in place of the signal name when its recorded

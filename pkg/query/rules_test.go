@@ -33,7 +33,9 @@ type ruleProm struct {
 	// drop are parts of recorded names that have no series (a group
 	// missing or partly loaded).
 	drop []string
-	// shared: two recorded p99 series share an engine's labels.
+	// shared: two recorded p99 series share an engine's labels, and an
+	// identity spans two of the stall state rule's servers (both checks
+	// answer with a sample).
 	shared bool
 }
 
@@ -57,6 +59,8 @@ func (p *ruleProm) MetricNames(_ context.Context, sel string, _, _ time.Time) ([
 func (p *ruleProm) Query(_ context.Context, expr string, ts time.Time) (model.Vector, []string, error) {
 	one := func(v float64) model.Vector { return model.Vector{{Value: model.SampleValue(v)}} }
 	switch {
+	case strings.Contains(expr, `up|engine:vllm_stalled:`) && p.shared && !ts.Before(p.since):
+		return one(1), nil, nil
 	case ts.Before(p.since), strings.Contains(expr, `pod!=""`):
 		return nil, nil, nil
 	case strings.HasPrefix(expr, "max(timestamp("):
@@ -195,7 +199,7 @@ func TestRuleDiscoveryIsCached(t *testing.T) {
 	for range 3 {
 		rs := d.Get(context.Background())
 		require.Equal(t, 30*time.Second, rs.Interval)
-		require.Len(t, rs.Present, 114)
+		require.Len(t, rs.Present, 117)
 		require.False(t, rs.PodSeries)
 	}
 	require.Equal(t, 1, fp.names)
@@ -229,31 +233,40 @@ func TestFleetOnRules(t *testing.T) {
 				"max by (instance, engine, model_name) (engine:vllm_time_to_first_token_seconds:p99_rate1m)",
 				"max by (instance, engine, model_name) (engine:vllm_request_queue_time_seconds:p99_rate1m)",
 				"60 * sum by (instance, engine, model_name) (engine:vllm_num_preemptions:rate1m)",
-				"sum by (instance, engine, model_name) (engine:vllm_num_requests_waiting:min_over_time3m)",
-				"sum by (instance, engine, model_name) (engine:vllm_request_success:increase3m) > 0",
-				"count_over_time(vllm:num_requests_running[180s] offset 180s)", // reported before: raw
+				"max by (instance, engine, model_name) (engine:vllm_stalled:3m > 0)", // the stall state, whole
 				"last_over_time("}, // seen stays raw
 			[]string{"sum by (instance, engine, model_name) (vllm:num_requests_running)", "rate(vllm:request_queue_time_seconds_bucket",
-				"min_over_time(vllm:", "increase(vllm:"}, 0, nil, false, ""},
-		{"engine labels shared by two recorded p99s: the bucket rates", `{}`, 30 * time.Second, 2 * time.Hour,
-			[]string{"histogram_quantile(0.99, sum by (le, instance, engine, model_name) (engine:vllm_time_to_first_token_seconds_bucket:rate1m))"},
-			[]string{":p99_rate1m", "rate(vllm:request_queue_time_seconds_bucket"}, 0, nil, true, ""},
+				"min_over_time(", "increase(", "count_over_time("}, 0, nil, false, ""},
+		// shared: the store also answers the stall state's check (an
+		// identity spanning two of the rule's servers) with a sample.
+		{"engine labels shared by two recorded p99s and servers: the bucket rates, the stall inputs", `{}`, 30 * time.Second, 2 * time.Hour,
+			[]string{"histogram_quantile(0.99, sum by (le, instance, engine, model_name) (engine:vllm_time_to_first_token_seconds_bucket:rate1m))",
+				"sum by (instance, engine, model_name) (engine:vllm_num_requests_waiting:min_over_time3m)",
+				"sum by (instance, engine, model_name) (engine:vllm_request_success:increase3m) > 0",
+				"count_over_time(vllm:num_requests_running[180s] offset 180s)"}, // reported before: raw
+			[]string{":p99_rate1m", "rate(vllm:request_queue_time_seconds_bucket", "engine:vllm_stalled:", "min_over_time(vllm:", "increase(vllm:"},
+			0, nil, true, ""},
 		{"the p99 group missing: the bucket rates", `{}`, 30 * time.Second, 2 * time.Hour,
 			[]string{"histogram_quantile(0.99, sum by (le, instance, engine, model_name) (engine:vllm_request_queue_time_seconds_bucket:rate1m))"},
 			[]string{":p99_rate1m"}, 0, []string{":p99_"}, false, ""},
-		{"the stall group partly loaded: the stall state raw, and said", `{}`, 30 * time.Second, 2 * time.Hour,
+		{"the stall state missing (an older rule file): the stall state raw, and said", `{}`, 30 * time.Second, 2 * time.Hour,
 			[]string{"min_over_time(vllm:num_requests_running[180s])", "engine:vllm_num_requests_running:sum"},
-			[]string{":min_over_time3m"}, 0, []string{"waiting:min_over_time3m"}, false,
+			[]string{":min_over_time3m", "engine:vllm_stalled:"}, 0, []string{"_stalled:3m"}, false,
 			"The fleet table's stall state read raw series: the recording rule group vllm.recording.stall is missing or partly loaded " +
-				"(no series for engine:vllm_num_requests_waiting:min_over_time3m)"},
+				"(no series for engine:vllm_stalled:3m)"},
+		{"the stall state's window missing, another recorded: raw, and said", `{}`, 30 * time.Second, 2 * time.Hour,
+			[]string{"min_over_time(vllm:num_requests_running[180s])"}, []string{"engine:vllm_stalled:"}, 0, []string{"_stalled:3m", "waiting:min_over_time3m"}, false,
+			"(no series for engine:vllm_stalled:3m)"},
+		{"an input missing, the state recorded: the state", `{}`, 30 * time.Second, 2 * time.Hour,
+			[]string{"engine:vllm_stalled:3m > 0"}, []string{"min_over_time(", "count_over_time("}, 0, []string{"waiting:min_over_time3m"}, false, ""},
 		{"an input the fleet does not export (no prompt-token counter here) is not required", `{}`, 30 * time.Second, 2 * time.Hour,
 			[]string{"engine:vllm_prompt_tokens:increase3m", "engine:vllm_num_requests_running:min_over_time3m"},
-			[]string{"min_over_time(vllm:"}, 0, []string{"prompt_tokens:increase3m"}, false, ""},
+			[]string{"min_over_time(vllm:", "engine:vllm_stalled:"}, 0, []string{"prompt_tokens:increase3m"}, true, ""},
 		{"a stall window the rules do not record", `{"stallWindow":"2m"}`, 30 * time.Second, 2 * time.Hour,
 			[]string{"min_over_time(vllm:num_requests_running[120s])", "engine:vllm_num_requests_running:sum"},
 			[]string{":min_over_time", ":increase"}, 0, nil, false, ""},
-		{"exact, 75s window: the rates raw, the stall inputs on rules", `{}`, time.Minute, 2 * time.Hour,
-			[]string{"rate(vllm:request_queue_time_seconds_bucket[75s])", "engine:vllm_num_requests_running:min_over_time3m"},
+		{"exact, 75s window: the rates raw, the stall state on rules", `{}`, time.Minute, 2 * time.Hour,
+			[]string{"rate(vllm:request_queue_time_seconds_bucket[75s])", "engine:vllm_stalled:3m > 0"},
 			[]string{"engine:vllm_num_requests_running:sum", ":rate1m", ":p99_"}, 0, nil, false, ""},
 		{"nearest, 75s window reads 1m", `{"recordingRules":"nearest"}`, time.Minute, 2 * time.Hour,
 			[]string{"engine:vllm_request_success:rate1m"}, []string{"rate(vllm:request_queue_time_seconds_bucket"}, 0, nil, false, ""},

@@ -34,6 +34,9 @@ type Detection struct {
 	// Containers is what the cAdvisor probe found (cadvisor.go); zero
 	// where nothing was probed.
 	Containers ContainerFamilies
+	// Roles is what the role probe found (role.go); zero where nothing
+	// was probed.
+	Roles RoleLabelsFound
 }
 
 // Found reports whether any vLLM metric exists at all.

@@ -83,7 +83,8 @@ func newerExpressions(b Builder, f models.Filters, value string) map[string]stri
 	for _, s := range b.KVTransferSignals([]float64{0.5, 0.99}, models.GroupRole, f, "1m") {
 		out["kv transfer "+s.Name] = s.Expr
 	}
-	out["fleet role"] = b.FleetRoleSignal(f).Expr
+	role, _ := b.FleetRoleSignal(f)
+	out["fleet role"] = role.Expr
 	gw := b
 	gw.Gateway = true
 	for _, s := range gw.WorkloadSignals(models.GroupModel, f, "1m") {

@@ -2,6 +2,7 @@ package vllm
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/inferops/vllm-datasource/pkg/models"
@@ -64,9 +65,59 @@ const FleetRole = "role"
 // FleetRoleSignal is one sample per engine carrying its role labels, for
 // the fleet table's role column. It is an expression of its own, not a
 // label of the others, so that grouping every column by the role labels
-// cannot split an engine whose role label changed within the range.
-func (b Builder) FleetRoleSignal(f models.Filters) SignalExpr {
-	return SignalExpr{FleetRole, agg("group", append(b.EngineLabels(), b.RoleLabels()...), b.union(Running, f, ""))}
+// cannot split an engine whose role label changed within the range. ok
+// is false where the role probe found no running series with a role
+// label (RoleProbeSelectors): the column would be empty, and the
+// expression still reads every engine's running series (81 ms of
+// Prometheus' evaluation at 10,000 engines, docs/performance.md).
+func (b Builder) FleetRoleSignal(f models.Filters) (SignalExpr, bool) {
+	if r := b.Detected.Roles; r.Probed && !r.Found {
+		return SignalExpr{}, false
+	}
+	return SignalExpr{FleetRole, agg("group", append(b.EngineLabels(), b.RoleLabels()...), b.union(Running, f, ""))}, true
+}
+
+// RoleLabelsFound is what the role probe found. The zero value is "not
+// probed": the role column is asked for, as before the probe.
+type RoleLabelsFound struct {
+	// Probed is true once every probe selector was answered.
+	Probed bool
+	// Found: some running series in scope carries a role label.
+	Found bool
+}
+
+// RoleProbeSelectors are the role probe's match[] selectors, one per role
+// label (RoleLabels): the running gauge under every accepted name, inside
+// the scope, with that label set. Asked for metric names once per
+// detection refresh, each is a series-index lookup that finds nothing on
+// a fleet without roles. ok is false where a role label is read from
+// target_info (an OTLP-fed store), which the series themselves never
+// carry: the column is then always asked for.
+func (b Builder) RoleProbeSelectors() ([]string, bool) {
+	var names []string
+	for _, p := range b.prefixes() {
+		if s, ok := Lookup(Running); ok {
+			for _, n := range s.WireNames(p) {
+				names = append(names, regexp.QuoteMeta(n))
+			}
+		}
+	}
+	var out []string
+	for _, l := range b.RoleLabels() {
+		if b.Detected.Join.Joins(l) {
+			return nil, false
+		}
+		ms := append([]string{"__name__=~" + quote(strings.Join(names, "|")), l + `!=""`}, b.scope()...)
+		out = append(out, "{"+strings.Join(ms, ", ")+"}")
+	}
+	return out, true
+}
+
+// WithRoles is the detection with the role probe's answer: found when
+// any probe selector listed a name.
+func (d Detection) WithRoles(found bool) Detection {
+	d.Roles = RoleLabelsFound{Probed: true, Found: found}
+	return d
 }
 
 // RecordedGrouping reports whether the shipped recording rules keep the

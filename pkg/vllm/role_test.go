@@ -3,6 +3,8 @@ package vllm
 import (
 	"testing"
 
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/promql/parser"
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferops/vllm-datasource/pkg/models"
@@ -47,7 +49,8 @@ func TestNoRoleText(t *testing.T) {
 
 func TestFleetRoleSignal(t *testing.T) {
 	b := Builder{Prefix: "vllm:", InstanceLabel: "instance"}
-	s := b.FleetRoleSignal(models.Filters{Models: nastyValues})
+	s, ok := b.FleetRoleSignal(models.Filters{Models: nastyValues})
+	require.True(t, ok, "not probed: asked for")
 	require.Equal(t, FleetRole, s.Name)
 	vss := allSelectors(t, s.Expr)
 	require.Len(t, vss, 1)
@@ -67,4 +70,54 @@ func TestRoleGroupingSkipsRecordingRules(t *testing.T) {
 			require.False(t, waitOK, "waitTime %s", g)
 		}
 	}
+}
+
+// TestFleetRoleSignalFollowsTheProbe: the role column is left out only
+// where the probe answered and found no role label; unprobed, or with a
+// role found, it is asked for.
+func TestFleetRoleSignalFollowsTheProbe(t *testing.T) {
+	tests := []struct {
+		name  string
+		roles RoleLabelsFound
+		want  bool
+	}{
+		{"not probed", RoleLabelsFound{}, true},
+		{"probed, found", RoleLabelsFound{Probed: true, Found: true}, true},
+		{"probed, none", RoleLabelsFound{Probed: true}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := Builder{Prefix: "vllm:", InstanceLabel: "instance", Detected: Detection{Roles: tt.roles}}
+			_, ok := b.FleetRoleSignal(models.Filters{})
+			require.Equal(t, tt.want, ok)
+		})
+	}
+	require.Equal(t, RoleLabelsFound{Probed: true, Found: true}, Detection{}.WithRoles(true).Roles)
+	require.Equal(t, RoleLabelsFound{Probed: true}, Detection{}.WithRoles(false).Roles)
+}
+
+// TestRoleProbeSelectors: one selector per role label, on the running
+// gauge under every prefix, inside the scope; none where a role label
+// comes from target_info.
+func TestRoleProbeSelectors(t *testing.T) {
+	scope := []*labels.Matcher{labels.MustNewMatcher(labels.MatchEqual, "cluster", "a")}
+	b := Builder{Prefix: "vllm:", Prefixes: []string{"kserve_vllm:", "vllm:"}, InstanceLabel: "instance", Scope: scope}
+	sels, ok := b.RoleProbeSelectors()
+	require.True(t, ok)
+	require.Equal(t, []string{
+		`{__name__=~"kserve_vllm:num_requests_running|vllm:num_requests_running", llm_isvc_role!="", cluster="a"}`,
+		`{__name__=~"kserve_vllm:num_requests_running|vllm:num_requests_running", llm_d_ai_role!="", cluster="a"}`,
+	}, sels)
+	for _, s := range sels {
+		_, ok := parse(t, s).(*parser.VectorSelector)
+		require.True(t, ok, s)
+	}
+	b.RoleLabel = "pd"
+	sels, ok = b.RoleProbeSelectors()
+	require.True(t, ok)
+	require.Len(t, sels, 1)
+	require.Contains(t, sels[0], `pd!=""`)
+	b.Detected.Join = ResourceJoin{From: map[string]string{"pd": "pd"}}
+	_, ok = b.RoleProbeSelectors()
+	require.False(t, ok, "a role label from target_info is never on the series")
 }

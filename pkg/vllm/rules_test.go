@@ -23,7 +23,7 @@ func TestRuleNamesMatchTheRuleFile(t *testing.T) {
 		inFile = append(inFile, string(m[1]))
 	}
 	require.ElementsMatch(t, inFile, RuleNames("engine:"))
-	require.Len(t, RuleNames("engine:"), 114)
+	require.Len(t, RuleNames("engine:"), 117)
 	require.Contains(t, RuleNames("fleet:"), "fleet:vllm_num_requests_running:sum")
 }
 

@@ -1,7 +1,9 @@
 package vllm
 
 import (
+	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/inferops/vllm-datasource/pkg/interval"
@@ -35,16 +37,25 @@ var stallInputs = []struct {
 // records.
 var ruleP99 = map[SignalKey]string{QueueTime: "request_queue_time_seconds", TTFT: "time_to_first_token_seconds"}
 
-// stallRuleNames are the stall group's recorded names, sorted.
+// stallRuleNames are the stall group's recorded names, sorted: the
+// inputs and the whole state, per window.
 func stallRuleNames(prefix string) []string {
 	var out []string
 	for _, w := range RuleStallWindows {
 		for _, in := range stallInputs {
 			out = append(out, stallRuleName(prefix, in.Name, in.Fn, w))
 		}
+		out = append(out, StallStateName(prefix, w))
 	}
 	slices.Sort(out)
 	return out
+}
+
+// StallStateName is the recorded name of the whole stall state over
+// window: one series per engine, the smallest running plus waiting over
+// the window while the engine is stalled, else 0.
+func StallStateName(prefix string, window time.Duration) string {
+	return prefix + "vllm_stalled:" + ShortDuration(window)
 }
 
 // p99RuleNames are the engine_p99 group's recorded names, sorted.
@@ -166,4 +177,55 @@ func (b Builder) StallInputPairs(prefix string, gl []string, f models.Filters, w
 			Rules: agg("sum", gl, selector(n, b.matchers(f)))})
 	}
 	return out
+}
+
+// StalledStateFromRules is the fleet table's stall column (StalledSeen by
+// the engine labels) read from the stall group's recorded state: the
+// engines whose recorded value is above 0. The rule computes StalledSeen
+// per engine of the rule file (cluster, namespace, pod or instance, model,
+// engine), with up taken over all of the server's up series by cluster,
+// namespace and pod (or instance without a pod); that is the table's
+// answer where each engine-label set holds one such engine and each
+// identity one such server, which StallStateShared checks. ok is false
+// when window is not a recorded stall window, or when the scope matches
+// on a label up does not carry (model_name, engine): the raw expression
+// then selects no up series, which the rule cannot know.
+func (b Builder) StalledStateFromRules(prefix string, f models.Filters, window time.Duration) (RulePlan, bool) {
+	if !RecordedStallWindow(window) {
+		return RulePlan{}, false
+	}
+	for _, m := range b.Scope {
+		if m.Name == "model_name" || m.Name == "engine" {
+			return RulePlan{}, false
+		}
+	}
+	name := StallStateName(prefix, window)
+	return RulePlan{Expr: agg("max", b.EngineLabels(), selector(name, b.matchers(f))+" > 0"), Names: []string{name}}, true
+}
+
+// StallStateShared is an instant expression that is non-empty where the
+// recorded stall state (StalledStateFromRules) may differ from the raw
+// stall column: some identity of the table (IdentityLabels) spans more
+// than one of the rule's servers among the recorded state's engines and
+// the up series in scope. The raw column sums every engine of an
+// engine-label set and takes the least up of every series of an identity;
+// the rule does both per server (cluster, namespace, pod; cluster,
+// namespace, instance without a pod).
+func (b Builder) StallStateShared(prefix string, window time.Duration) string {
+	id := b.IdentityLabels()
+	sel := func(podMatcher string) string {
+		ms := append([]string{"__name__=~" + quote("up|"+regexp.QuoteMeta(StallStateName(prefix, window))), podMatcher}, b.scope()...)
+		return "{" + strings.Join(ms, ", ") + "}"
+	}
+	server := func(extra ...string) []string {
+		out := append([]string(nil), id...)
+		for _, l := range append([]string{"cluster", "namespace"}, extra...) {
+			if !slices.Contains(out, l) {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	servers := agg("group", server("pod"), sel(`pod!=""`)) + " or " + agg("group", server("instance"), sel(`pod=""`))
+	return "count(" + agg("count", id, servers) + " > 1)"
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
 	"github.com/stretchr/testify/require"
 
@@ -92,4 +93,64 @@ func TestStalledSeenFromRulesNamesWhatTheFleetExports(t *testing.T) {
 	require.NotContains(t, rp.Names, "engine:vllm_prompt_tokens:increase3m")
 	require.Contains(t, rp.Expr, "engine:vllm_prompt_tokens:increase3m", "still read")
 	require.Equal(t, "engine:vllm_num_requests_running:min_over_time3m", rp.Names[0], "the coverage probe's name")
+}
+
+// TestStalledStateFromRules: the fleet table's stall column on the
+// recorded state is one selector of the state's name under the filters,
+// kept above 0 and grouped by the engine labels; no plan for a window the
+// group does not record, nor under a scope on a label up never carries.
+func TestStalledStateFromRules(t *testing.T) {
+	b := Builder{Prefix: "vllm:", InstanceLabel: "instance"}
+	f := models.Filters{Models: []string{"m"}}
+	for _, w := range RuleStallWindows {
+		rp, ok := b.StalledStateFromRules("engine:", f, w)
+		require.True(t, ok, w)
+		name := "engine:vllm_stalled:" + ShortDuration(w)
+		require.Equal(t, []string{name}, rp.Names)
+		require.Contains(t, RuleNames("engine:"), name, "a name the rule file records")
+		require.Equal(t, `max by (instance, engine, model_name) (`+name+`{model_name="m"} > 0)`, rp.Expr)
+		_, err := parser.NewParser(parser.Options{}).ParseExpr(rp.Expr)
+		require.NoError(t, err)
+	}
+	_, ok := b.StalledStateFromRules("engine:", f, 2*time.Minute)
+	require.False(t, ok, "2m is not recorded")
+	for _, l := range []string{"model_name", "engine"} {
+		scoped := b
+		scoped.Scope = []*labels.Matcher{labels.MustNewMatcher(labels.MatchEqual, l, "x")}
+		_, ok := scoped.StalledStateFromRules("engine:", f, 3*time.Minute)
+		require.False(t, ok, "a scope on %s selects no up series raw", l)
+	}
+	scoped := b
+	scoped.Scope = []*labels.Matcher{labels.MustNewMatcher(labels.MatchEqual, "cluster", "a")}
+	rp, ok := scoped.StalledStateFromRules("engine:", f, 3*time.Minute)
+	require.True(t, ok)
+	require.Contains(t, rp.Expr, `engine:vllm_stalled:3m{cluster="a", model_name="m"}`)
+}
+
+// TestStallStateShared: the check counts, per identity of the table, the
+// rule's servers among the recorded state's engines and the up series in
+// scope (pod-labelled by cluster, namespace and pod; the others by
+// cluster, namespace and instance), each grouping label once.
+func TestStallStateShared(t *testing.T) {
+	tests := []struct {
+		name string
+		b    Builder
+		want string
+	}{
+		{"by instance", Builder{Prefix: "vllm:", InstanceLabel: "instance"},
+			`count(count by (instance) (group by (instance, cluster, namespace, pod) ({__name__=~"up|engine:vllm_stalled:3m", pod!=""}) or ` +
+				`group by (instance, cluster, namespace) ({__name__=~"up|engine:vllm_stalled:3m", pod=""})) > 1)`},
+		{"by namespace and pod, scoped", Builder{Prefix: "vllm:", InstanceLabel: "pod", Identity: []string{"namespace", "pod"},
+			Scope: []*labels.Matcher{labels.MustNewMatcher(labels.MatchEqual, "cluster", "a")}},
+			`count(count by (namespace, pod) (group by (namespace, pod, cluster) ({__name__=~"up|engine:vllm_stalled:3m", pod!="", cluster="a"}) or ` +
+				`group by (namespace, pod, cluster, instance) ({__name__=~"up|engine:vllm_stalled:3m", pod="", cluster="a"})) > 1)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.b.StallStateShared("engine:", 3*time.Minute)
+			require.Equal(t, tt.want, got)
+			_, err := parser.NewParser(parser.Options{}).ParseExpr(got)
+			require.NoError(t, err)
+		})
+	}
 }
