@@ -57,8 +57,9 @@ func (p *plan) fleetOnRules(ctx context.Context, sigs []vllm.SignalExpr) ([]vllm
 // series and StallStateShared finds no identity spanning two of the
 // rule's servers at the table's instant), else the recorded inputs summed
 // by engine (exact whatever the labels). A state the discovery did not
-// find is returned as it is, so that use leaves the column raw and names
-// the group: the stall group is then loaded in part, or an older copy.
+// find (a rule file from before the state was recorded) also leaves the
+// inputs, which answer the same: slower, never different; the health
+// check lists the group as partly loaded.
 func (p *plan) fleetStallPlan(ctx context.Context, u ruleUse) (vllm.RulePlan, bool) {
 	window := p.settings.stallWindow
 	inputs, ok := p.builder.StalledSeenFromRules(u.rs.Prefix, p.builder.EngineLabels(), p.query.Filters, window)
@@ -70,7 +71,7 @@ func (p *plan) fleetStallPlan(ctx context.Context, u ruleUse) (vllm.RulePlan, bo
 		return inputs, true
 	}
 	if len(u.absent(state)) > 0 {
-		return state, true
+		return inputs, true
 	}
 	v, _, err := p.memo.instantQuery(ctx, p.builder.StallStateShared(u.rs.Prefix, window), p.timeRange.End, p.timeRange.Step)
 	if err != nil || len(v) > 0 {
