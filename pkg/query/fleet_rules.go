@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/prometheus/common/model"
 
 	"github.com/inferops/vllm-datasource/pkg/models"
 	"github.com/inferops/vllm-datasource/pkg/vllm"
@@ -36,20 +37,54 @@ type fleetRulePlan struct {
 func (p *plan) fleetOnRules(ctx context.Context, sigs []vllm.SignalExpr) ([]vllm.SignalExpr, []data.Notice) {
 	fp := fleetRulePlan{sigs: append([]vllm.SignalExpr(nil), sigs...), missing: map[string][]string{}}
 	q := vllm.RuleQuestion{Window: p.window, Grouping: models.GroupInstanceEngine, Filters: p.query.Filters}
-	if u, ok := p.onRulesFor(ctx, q); ok {
-		plans := p.builder.FleetFromRules(u.rs.Prefix, p.query.Filters, u.fit.Window)
-		p.fleetP99OnRules(ctx, u, plans)
+	rates, ratesOK := p.onRulesFor(ctx, q)
+	q.Window = "" // the stall window is the setting's, not the rate window
+	stall, stallOK := p.onRulesFor(ctx, q)
+	p.fleetProbes(ctx, rates, ratesOK, stall, stallOK)
+	if ratesOK {
+		plans := p.builder.FleetFromRules(rates.rs.Prefix, p.query.Filters, rates.fit.Window)
+		p.fleetP99OnRules(ctx, rates, plans)
 		for name, rp := range plans {
-			fp.use(ctx, p, u, name, rp, "fleet table's "+fleetColumn(name)+" column")
+			fp.use(ctx, p, rates, name, rp, "fleet table's "+fleetColumn(name)+" column")
 		}
 	}
-	q.Window = "" // the stall window is the setting's, not the rate window
-	if u, ok := p.onRulesFor(ctx, q); ok {
-		if rp, ok := p.fleetStallPlan(ctx, u); ok {
-			fp.use(ctx, p, u, vllm.FleetStalled, rp, "fleet table's stall state")
+	if stallOK {
+		if rp, ok := p.fleetStallPlan(ctx, stall); ok {
+			fp.use(ctx, p, stall, vllm.FleetStalled, rp, "fleet table's stall state")
 		}
 	}
 	return fp.sigs, fp.notices()
+}
+
+// fleetProbes runs the table's shared-identity probes (the two p99s', the
+// stall state's) at once, so the decisions below read their answers from
+// the request's memo: each probe reads every engine's recorded series, and
+// one after another they added about their sum to the table's wait.
+// It asks exactly the probes the decisions will ask, under the same
+// conditions.
+func (p *plan) fleetProbes(ctx context.Context, rates ruleUse, ratesOK bool, stall ruleUse, stallOK bool) {
+	var probes []vllm.SignalExpr
+	if ratesOK && rates.fit.Exact {
+		for _, rp := range p.builder.FleetP99FromRules(rates.rs.Prefix, p.query.Filters, rates.fit.Window) {
+			if rates.present(rp) {
+				probes = append(probes, vllm.SignalExpr{Expr: p.builder.FleetP99Shared(rp.Names[0], p.query.Filters)})
+			}
+		}
+	}
+	if stallOK {
+		window := p.settings.stallWindow
+		_, inputs := p.builder.StalledSeenFromRules(stall.rs.Prefix, p.builder.EngineLabels(), p.query.Filters, window)
+		state, ok := p.builder.StalledStateFromRules(stall.rs.Prefix, p.query.Filters, window)
+		if inputs && ok && len(stall.absent(state)) == 0 {
+			probes = append(probes, vllm.SignalExpr{Expr: p.builder.StallStateShared(stall.rs.Prefix, window)})
+		}
+	}
+	if len(probes) < 2 {
+		return // nothing to overlap
+	}
+	_, _, _ = concurrently(probes, func(s vllm.SignalExpr) (model.Vector, []string, error) {
+		return p.memo.instantQuery(ctx, s.Expr, p.timeRange.End, p.timeRange.Step)
+	})
 }
 
 // fleetStallPlan is the stall column's plan on the rules: the recorded
