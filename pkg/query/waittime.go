@@ -92,8 +92,36 @@ func (p *plan) waitTimeExpr(ctx context.Context, o models.WaitTimeOptions) (rule
 		// The recorded bucket rates are summed without the priority label.
 		return rawMix(raw), nil
 	}
-	rp, ok := p.builder.WaitTimeFromRules(u.rs.Prefix, o.Family, o.Quantiles, o.Live, p.query.Grouping, p.query.Filters, u.fit.Window)
+	rp, ok := p.builder.WaitTimeFromRules(u.rs.Prefix, o.Family, o.Quantiles, o.Live, p.query.Grouping, p.query.Filters, u.fit.Window,
+		p.recordedQuantiles(ctx, u, o))
 	return p.mixOne(ctx, u, ruleCandidate{raw: raw, rp: rp, ok: ok})
+}
+
+// recordedQuantiles are the quantiles a per-instance or per-engine
+// waitTime reads from their recorded series (vllm.WaitQuantileRules)
+// rather than the bucket rates: those whose names have series and ran at
+// the range's start, when no group of the query held two recorded series
+// within the range (vllm.WaitQuantileShared). Otherwise none: the bucket
+// rates answer exactly too, and health names a group that is missing.
+func (p *plan) recordedQuantiles(ctx context.Context, u ruleUse, o models.WaitTimeOptions) map[float64]string {
+	out := p.builder.WaitQuantileRules(u.rs.Prefix, o.Family, o.Quantiles, p.query.Grouping, p.query.Filters, u.fit.Window)
+	var probe string
+	for q, n := range out {
+		if !u.rs.Present[n] || !u.d.covered(ctx, p, n) {
+			delete(out, q)
+			continue
+		}
+		probe = n
+	}
+	if probe == "" {
+		return nil
+	}
+	tr := p.timeRange
+	shared := p.builder.WaitQuantileShared(probe, p.query.Grouping, p.query.Filters, tr.End.Sub(tr.Start)+u.rs.Interval)
+	if v, _, err := p.memo.instantQuery(ctx, shared, tr.End, tr.Step); err != nil || len(v) > 0 {
+		return nil
+	}
+	return out
 }
 
 // latencyHeatmap answers the family's distribution over time (heatmap.go):

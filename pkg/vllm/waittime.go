@@ -6,6 +6,7 @@ package vllm
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/inferops/vllm-datasource/pkg/models"
@@ -67,8 +68,11 @@ func (b Builder) liveWait(gl []string, f models.Filters, window string) string {
 
 // WaitTimeFromRules is WaitTime read from the recorded bucket, _sum and
 // _count rates; the live wait, which no rule records, stays on raw series.
-// ok is false when the family has no recorded histogram.
-func (b Builder) WaitTimeFromRules(prefix, family string, quantiles []float64, live bool, g models.Grouping, f models.Filters, window string) (RulePlan, bool) {
+// A quantile in recorded (WaitQuantileRules, checked by the caller) is
+// read from its recorded quantile series instead of the bucket rates. ok
+// is false when the family has no recorded histogram.
+func (b Builder) WaitTimeFromRules(prefix, family string, quantiles []float64, live bool, g models.Grouping, f models.Filters, window string,
+	recorded map[float64]string) (RulePlan, bool) {
 	if !RecordedGrouping(g) {
 		return RulePlan{}, false
 	}
@@ -83,6 +87,9 @@ func (b Builder) WaitTimeFromRules(prefix, family string, quantiles []float64, l
 	for _, q := range quantiles {
 		hq := fmt.Sprintf("histogram_quantile(%s, %s)", strconv.FormatFloat(q, 'g', -1, 64),
 			agg("sum", append([]string{"le"}, gl...), selector(bucket, m)))
+		if n, ok := recorded[q]; ok {
+			hq = b.recordedQuantile(n, g, f)
+		}
 		parts = append(parts, tag(hq, QuantileName(q)))
 	}
 	mean := agg("sum", gl, selector(sum, m)) + " / " + agg("sum", gl, selector(count, m))
@@ -90,5 +97,9 @@ func (b Builder) WaitTimeFromRules(prefix, family string, quantiles []float64, l
 	if live {
 		parts = append(parts, tag(b.liveWait(gl, f, window), "live"))
 	}
-	return RulePlan{Expr: or(parts), Names: []string{bucket, sum, count}}, true
+	names := []string{bucket, sum, count}
+	if len(recorded) > 0 && !slices.ContainsFunc(quantiles, func(q float64) bool { return recorded[q] == "" }) {
+		names = names[1:] // every quantile read from its recorded series: no bucket rate is read
+	}
+	return RulePlan{Expr: or(parts), Names: append(names, quantileNames(quantiles, recorded)...)}, true
 }

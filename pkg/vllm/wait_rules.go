@@ -1,0 +1,131 @@
+package vllm
+
+import (
+	"slices"
+	"time"
+
+	"github.com/inferops/vllm-datasource/pkg/models"
+)
+
+// This file reads waitTime's quantiles per instance and per engine from
+// the recorded quantiles of the groups vllm.recording.wait_quantiles and
+// vllm.recording.engine_p99 (deploy/prometheus/rules/vllm-recording.rules.yml):
+// one recorded series per group and quantile instead of every bucket rate,
+// what a per-instance panel over a whole fleet costs Prometheus most
+// (issue 37).
+
+// RuleWaitQuantiles are the quantiles the rules record per engine and per
+// server: the waitTime query's and the shipped dashboards' defaults.
+var RuleWaitQuantiles = []float64{0.5, 0.9, 0.99}
+
+// ruleWaitFamilies are the histograms whose quantiles are recorded (the
+// shipped dashboards' per-instance and per-engine panels read these two),
+// as the engine_p99 group names them.
+var ruleWaitFamilies = []SignalKey{QueueTime, TTFT}
+
+// serverLevel marks a per-server quantile in its recorded name.
+const serverLevel = "server_"
+
+// waitQuantileRuleNames are the wait_quantiles group's recorded names,
+// sorted: p50 and p90 per engine (p99 is engine_p99's), all three per
+// server, for each recorded family and window.
+func waitQuantileRuleNames(prefix string) []string {
+	var out []string
+	for w := range RuleWindows {
+		for _, key := range ruleWaitFamilies {
+			for _, q := range RuleWaitQuantiles {
+				if q != 0.99 {
+					out = append(out, waitQuantileName(prefix, key, q, false, w))
+				}
+				out = append(out, waitQuantileName(prefix, key, q, true, w))
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// waitQuantileName is the recorded name of quantile q of key's histogram
+// per engine or per server (perServer) over the recorded window suffix
+// ("rate1m"); "" when no rule records it.
+func waitQuantileName(prefix string, key SignalKey, q float64, perServer bool, suffix string) string {
+	if !slices.Contains(ruleWaitFamilies, key) || !slices.Contains(RuleWaitQuantiles, q) || suffix == "" {
+		return ""
+	}
+	level := ""
+	if perServer {
+		level = serverLevel
+	}
+	return prefix + "vllm_" + ruleP99[key] + ":" + level + QuantileName(q) + "_" + suffix
+}
+
+// WaitQuantileRules are the recorded quantile series that can answer the
+// quantiles of a waitTime question of family by grouping g under filters
+// f over the recorded window: by instance the per-server series, by
+// instance and engine the per-engine ones, keyed by quantile. Empty for
+// any other grouping, a family or quantile no rule records, a window not
+// recorded, and, per server, an engine filter (the engines are summed
+// away). Each answers exactly only when every group of the query holds
+// one recorded series (WaitQuantileShared checks).
+func (b Builder) WaitQuantileRules(prefix, family string, quantiles []float64, g models.Grouping, f models.Filters, window string) map[float64]string {
+	var perServer bool
+	switch g {
+	case models.GroupInstance:
+		perServer = true
+		if b.filtersEngine(f) {
+			return nil
+		}
+	case models.GroupInstanceEngine:
+	default:
+		return nil
+	}
+	out := map[float64]string{}
+	for _, q := range quantiles {
+		if n := waitQuantileName(prefix, FamilySignals[family], q, perServer, ruleSuffix(window)); n != "" {
+			out[q] = n
+		}
+	}
+	return out
+}
+
+// filtersEngine reports whether the query or the data source matches on
+// the engine label, which a per-server series does not carry.
+func (b Builder) filtersEngine(f models.Filters) bool {
+	if len(f.Engines) > 0 {
+		return true
+	}
+	for _, m := range append(slices.Clone(b.Scope), f.Labels...) {
+		if m.Name == "engine" {
+			return true
+		}
+	}
+	return false
+}
+
+// WaitQuantileShared is an instant expression, asked at a range's end,
+// that is non-empty when two recorded series of name shared one group of
+// g at any time within the range rng before it (two clusters' servers with
+// one address, a server that served two models, pod-less series under a
+// pod identity): the raw quantile sums their buckets, which recorded
+// quantiles cannot, so the query then reads the recorded bucket rates.
+func (b Builder) WaitQuantileShared(name string, g models.Grouping, f models.Filters, rng time.Duration) string {
+	sel := selector(name, b.matchers(f)) + "[" + ShortDuration(rng) + "]"
+	return "count(" + agg("count", b.GroupLabels(g), "last_over_time("+sel+")") + " > 1)"
+}
+
+// recordedQuantile is one quantile read from its recorded series, with
+// the group's labels only (one series per group: max is that series).
+func (b Builder) recordedQuantile(name string, g models.Grouping, f models.Filters) string {
+	return agg("max", b.GroupLabels(g), selector(name, b.matchers(f)))
+}
+
+// quantileNames are the recorded names of recorded, in quantiles' order.
+func quantileNames(quantiles []float64, recorded map[float64]string) []string {
+	var out []string
+	for _, q := range quantiles {
+		if n, ok := recorded[q]; ok && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
