@@ -2,6 +2,8 @@ package vllm
 
 import (
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/inferops/vllm-datasource/pkg/models"
@@ -127,5 +129,26 @@ func quantileNames(quantiles []float64, recorded map[float64]string) []string {
 			out = append(out, n)
 		}
 	}
+	return out
+}
+
+// WaitQuantilePairs are the recorded quantiles a waitTime by g (instance
+// or instance and engine) reads, for every recorded window, each raw (the
+// histogram_quantile over the summed bucket rates, as WaitTime writes it)
+// and on its recorded series: for the exactness tests, each pair must
+// agree at the rules' evaluation instants. Empty for other groupings.
+func (b Builder) WaitQuantilePairs(prefix string, g models.Grouping, f models.Filters) []StallInputPair {
+	var out []StallInputPair
+	for _, w := range RuleWindows {
+		window := ShortDuration(w)
+		for family, key := range FamilySignals {
+			for q, n := range b.WaitQuantileRules(prefix, family, RuleWaitQuantiles, g, f, window) {
+				raw := "histogram_quantile(" + strconv.FormatFloat(q, 'g', -1, 64) + ", " +
+					agg("sum", append([]string{"le"}, b.GroupLabels(g)...), b.rateUnion(key, f, "_bucket", window)) + ")"
+				out = append(out, StallInputPair{Name: n, Raw: raw, Rules: b.recordedQuantile(n, g, f)})
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b StallInputPair) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
