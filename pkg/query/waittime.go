@@ -101,7 +101,7 @@ func (p *plan) waitTimeExpr(ctx context.Context, o models.WaitTimeOptions) (rule
 // waitTime reads from their recorded series (vllm.WaitQuantileRules)
 // rather than the bucket rates: those whose names have series and ran at
 // the range's start, when no group of the query held two recorded series
-// within the range (vllm.WaitQuantileShared). Otherwise none: the bucket
+// at a step of the range (vllm.WaitQuantileShared). Otherwise none: the bucket
 // rates answer exactly too, and health names a group that is missing.
 func (p *plan) recordedQuantiles(ctx context.Context, u ruleUse, o models.WaitTimeOptions) map[float64]string {
 	out := p.builder.WaitQuantileRules(u.rs.Prefix, o.Family, o.Quantiles, p.query.Grouping, p.query.Filters, u.fit.Window)
@@ -117,7 +117,7 @@ func (p *plan) recordedQuantiles(ctx context.Context, u ruleUse, o models.WaitTi
 		return nil
 	}
 	tr := p.timeRange
-	shared := p.builder.WaitQuantileShared(probe, p.query.Grouping, p.query.Filters, tr.End.Sub(tr.Start)+u.rs.Interval)
+	shared := p.builder.WaitQuantileShared(probe, p.query.Grouping, p.query.Filters, tr.End.Sub(tr.Start)+tr.Step, tr.Step)
 	if v, _, err := p.memo.instantQuery(ctx, shared, tr.End, tr.Step); err != nil || len(v) > 0 {
 		return nil
 	}

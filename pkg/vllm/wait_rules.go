@@ -106,12 +106,14 @@ func (b Builder) filtersEngine(f models.Filters) bool {
 
 // WaitQuantileShared is an instant expression, asked at a range's end,
 // that is non-empty when two recorded series of name shared one group of
-// g at any time within the range rng before it (two clusters' servers with
-// one address, a server that served two models, pod-less series under a
-// pod identity): the raw quantile sums their buckets, which recorded
-// quantiles cannot, so the query then reads the recorded bucket rates.
-func (b Builder) WaitQuantileShared(name string, g models.Grouping, f models.Filters, rng time.Duration) string {
-	sel := selector(name, b.matchers(f)) + "[" + ShortDuration(rng) + "]"
+// g at any step of the range (rng long, every step: a subquery, so it
+// reads one sample per series and step, as the query itself does, never
+// every sample of a long range): two clusters' servers with one address,
+// a server that served two models, pod-less series under a pod identity.
+// The raw quantile sums their buckets, which recorded quantiles cannot,
+// so the query then reads the recorded bucket rates.
+func (b Builder) WaitQuantileShared(name string, g models.Grouping, f models.Filters, rng, step time.Duration) string {
+	sel := selector(name, b.matchers(f)) + "[" + ShortDuration(rng) + ":" + ShortDuration(step) + "]"
 	return "count(" + agg("count", b.GroupLabels(g), "last_over_time("+sel+")") + " > 1)"
 }
 

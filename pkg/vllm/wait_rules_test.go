@@ -65,11 +65,11 @@ func TestWaitTimeFromRecordedQuantiles(t *testing.T) {
 }
 
 // TestWaitQuantileShared: the probe counts recorded series per group over
-// the whole range, and parses.
+// the whole range, at its steps, and parses.
 func TestWaitQuantileShared(t *testing.T) {
 	b := Builder{InstanceLabel: "pod"}
-	got := b.WaitQuantileShared("engine:x", models.GroupInstanceEngine, models.Filters{Models: []string{"m"}}, time.Hour+30*time.Second)
-	require.Equal(t, `count(count by (pod, engine) (last_over_time(engine:x{model_name="m"}[1h30s])) > 1)`, got)
+	got := b.WaitQuantileShared("engine:x", models.GroupInstanceEngine, models.Filters{Models: []string{"m"}}, time.Hour+30*time.Second, 30*time.Second)
+	require.Equal(t, `count(count by (pod, engine) (last_over_time(engine:x{model_name="m"}[1h30s:30s])) > 1)`, got)
 	_, err := parser.NewParser(parser.Options{}).ParseExpr(got)
 	require.NoError(t, err)
 }
