@@ -17,8 +17,8 @@ import (
 // in a temporary copy and requires their unit tests to fail where the break
 // is: the per-le rates, the V0 engine without engine label, the inter-token
 // name join, a rescheduled pod's single series, the stall inputs, the
-// per-engine p99s and the per-engine and per-server wait quantiles are each
-// guarded.
+// per-engine p99s and the per-engine and per-server wait quantiles and
+// means are each guarded.
 func TestRecordingRuleTestsCanFail(t *testing.T) {
 	bin := promtool(t)
 	original, err := os.ReadFile(repoPath(t, recordingRulesFile))
@@ -69,6 +69,10 @@ func TestRecordingRuleTestsCanFail(t *testing.T) {
 			`histogram_quantile(0.9, sum by (le, cluster, namespace, pod, model_name) (rate(vllm:time_to_first_token_seconds_bucket{pod!=""}[5m])))`,
 			`histogram_quantile(0.9, sum by (le, cluster, namespace, pod, instance, model_name) (rate(vllm:time_to_first_token_seconds_bucket{pod!=""}[5m])))`,
 			"engine:vllm_time_to_first_token_seconds:server_p90_rate5m"},
+		{"per-server mean as an average of the engines' seconds",
+			`sum by (cluster, namespace, instance, model_name) (rate(vllm:request_queue_time_seconds_sum{pod=""}[5m]))`,
+			`avg by (cluster, namespace, instance, model_name) (rate(vllm:request_queue_time_seconds_sum{pod=""}[5m]))`,
+			"engine:vllm_request_queue_time_seconds:server_mean_rate5m"},
 		{"finished requests without finished_reason",
 			`engine, finished_reason) (rate(vllm:request_success_total{pod=""}[1m]))`,
 			`engine) (rate(vllm:request_success_total{pod=""}[1m]))`, "engine:vllm_request_success:rate1m"},

@@ -124,7 +124,7 @@ func TestRulesExactness(t *testing.T) {
 			require.True(t, rs.PodSeries, "discovery sees the pod-labelled series")
 			s, err := models.ParseSettings(models.Instance{URL: srv.URL, JSONData: []byte(`{"scrapeInterval":"1s"}`)})
 			require.NoError(t, err)
-			require.Contains(t, health.Check(context.Background(), c, s, time.Now()).Message, "Recording rules: 134 of 134 present, every 5s")
+			require.Contains(t, health.Check(context.Background(), c, s, time.Now()).Message, "Recording rules: 142 of 142 present, every 5s")
 			for _, c := range ruleCases {
 				t.Run(c.name, func(t *testing.T) {
 					checkRuleCase(t, srv.URL, c, bfStart.Add(20*time.Second), bfEnd.Add(-ruleTestEvery))

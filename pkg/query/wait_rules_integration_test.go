@@ -63,7 +63,7 @@ func checkWaitQuantilePairs(t *testing.T, c *prom.Client, url string, at time.Ti
 	compared, finite := 0, 0
 	for _, g := range []models.Grouping{models.GroupInstance, models.GroupInstanceEngine} {
 		pairs := b.WaitQuantilePairs("engine:", g, models.Filters{})
-		require.Len(t, pairs, 12)
+		require.Len(t, pairs, 16)
 		for _, p := range pairs {
 			for _, ts := range []time.Time{at, at.Add(-7 * time.Second), at.Add(-23 * time.Second)} {
 				lag := ruleLag(t, c, p.Rules, ts)

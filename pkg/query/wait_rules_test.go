@@ -9,10 +9,11 @@ import (
 )
 
 // TestWaitTimeOnRecordedQuantiles: waitTime by instance reads each
-// server's recorded quantiles, by instance and engine each engine's, where
-// they answer exactly (the quantile, family and window recorded, no engine
-// filter on a per-server series, no group holding two recorded series);
-// otherwise the recorded bucket rates, with the same notice.
+// server's recorded quantiles and mean, by instance and engine each
+// engine's, where they answer exactly (the quantile, family and window
+// recorded, no engine filter on a per-server series, no group holding two
+// recorded series); otherwise the recorded bucket, _sum and _count rates,
+// with the same notice.
 func TestWaitTimeOnRecordedQuantiles(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	byInstance := `{"queryType":"waitTime","grouping":"instance"}`
@@ -28,13 +29,14 @@ func TestWaitTimeOnRecordedQuantiles(t *testing.T) {
 			[]string{`label_replace(max by (instance) (engine:vllm_request_queue_time_seconds:server_p50_rate1m), "vllm_signal", "p50", "", "")`,
 				"max by (instance) (engine:vllm_request_queue_time_seconds:server_p90_rate1m)",
 				"max by (instance) (engine:vllm_request_queue_time_seconds:server_p99_rate1m)",
-				"sum by (instance) (engine:vllm_request_queue_time_seconds_sum:rate1m) / sum by (instance) (engine:vllm_request_queue_time_seconds_count:rate1m)"},
-			[]string{"_bucket", "rate(vllm:"}},
+				`label_replace(max by (instance) (engine:vllm_request_queue_time_seconds:server_mean_rate1m), "vllm_signal", "mean", "", "")`},
+			[]string{"_bucket", "_sum", "_count", "rate(vllm:"}},
 		{"by instance and engine: p50 from wait_quantiles, p99 from engine_p99", `{}`,
 			`{"queryType":"waitTime","family":"ttft","quantiles":[0.5,0.99],"grouping":"instance_engine","instances":["a:8000"]}`, 30 * time.Second, nil, false,
 			[]string{`max by (instance, engine) (engine:vllm_time_to_first_token_seconds:p50_rate1m{instance="a:8000"})`,
-				`max by (instance, engine) (engine:vllm_time_to_first_token_seconds:p99_rate1m{instance="a:8000"})`},
-			[]string{"_bucket", ":server_"}},
+				`max by (instance, engine) (engine:vllm_time_to_first_token_seconds:p99_rate1m{instance="a:8000"})`,
+				`max by (instance, engine) (engine:vllm_time_to_first_token_seconds:mean_rate1m{instance="a:8000"})`},
+			[]string{"_bucket", "_sum", ":server_"}},
 		{"a model filter: the per-server series keep model_name", `{}`, `{"queryType":"waitTime","grouping":"instance","models":["m"]}`, 30 * time.Second, nil, false,
 			[]string{`max by (instance) (engine:vllm_request_queue_time_seconds:server_p50_rate1m{model_name="m"})`}, []string{"_bucket"}},
 		{"a quantile no rule records reads the bucket rates, the others their series", `{}`,
@@ -48,7 +50,7 @@ func TestWaitTimeOnRecordedQuantiles(t *testing.T) {
 			30 * time.Second, nil, false, []string{`(engine:vllm_request_queue_time_seconds_bucket:rate1m{engine="0"})`}, []string{":server_"}},
 		{"two recorded series in one group within the range", `{}`, byInstance, 30 * time.Second, nil, true,
 			[]string{buckets}, []string{":server_"}},
-		{"the quantile group missing", `{}`, byInstance, 30 * time.Second, []string{":server_", ":p50_", ":p90_"}, false,
+		{"the quantile group missing", `{}`, byInstance, 30 * time.Second, []string{":server_", ":p50_", ":p90_", ":mean_"}, false,
 			[]string{buckets}, []string{":server_"}},
 		{"a family no quantile rule records", `{}`, `{"queryType":"waitTime","family":"e2e","grouping":"instance"}`, 30 * time.Second, nil, false,
 			[]string{"histogram_quantile(0.5, sum by (le, instance) (engine:vllm_e2e_request_latency_seconds_bucket:rate1m))"}, []string{":server_"}},

@@ -64,7 +64,8 @@ type RuleGroup struct {
 	// group is missing and they stay raw).
 	Panels string
 	// Buckets: without the group its panels read the latency groups'
-	// recorded bucket rates (as exact, dearer), not raw series.
+	// recorded bucket, _sum and _count rates (as exact, dearer), not raw
+	// series.
 	Buckets bool
 }
 
@@ -87,7 +88,7 @@ func RuleGroups(prefix string) []RuleGroup {
 		{Name: "vllm.recording.load", Names: loadRuleNames(prefix), Panels: "queue, the fleet table's load and rate columns, saturation's rates"},
 		{Name: "vllm.recording.stall", Names: stallRuleNames(prefix), Panels: "the fleet table's and saturation's stall state"},
 		{Name: "vllm.recording.engine_p99", Names: p99RuleNames(prefix), Panels: "the fleet table's queue-time and TTFT p99 per engine, and waitTime's p99 per engine", Buckets: true},
-		{Name: "vllm.recording.wait_quantiles", Names: waitQuantileRuleNames(prefix), Panels: "waitTime's p50, p90 and p99 of queue time and TTFT per instance and per engine", Buckets: true},
+		{Name: "vllm.recording.wait_quantiles", Names: waitQuantileRuleNames(prefix), Panels: "waitTime's p50, p90, p99 and mean of queue time and TTFT per instance and per engine", Buckets: true},
 		{Name: "vllm.recording.slo", Names: sloRuleNames(prefix), Panels: "slo's burn rates (and attainment over a window of 5m–3d)"},
 	}
 }

@@ -29,8 +29,8 @@ var ruleWaitFamilies = []SignalKey{QueueTime, TTFT}
 const serverLevel = "server_"
 
 // waitQuantileRuleNames are the wait_quantiles group's recorded names,
-// sorted: p50 and p90 per engine (p99 is engine_p99's), all three per
-// server, for each recorded family and window.
+// sorted: p50, p90 and the mean per engine (p99 is engine_p99's), all four
+// per server, for each recorded family and window.
 func waitQuantileRuleNames(prefix string) []string {
 	var out []string
 	for w := range RuleWindows {
@@ -41,6 +41,7 @@ func waitQuantileRuleNames(prefix string) []string {
 				}
 				out = append(out, waitQuantileName(prefix, key, q, true, w))
 			}
+			out = append(out, waitMeanName(prefix, key, false, w), waitMeanName(prefix, key, true, w))
 		}
 	}
 	slices.Sort(out)
@@ -61,30 +62,68 @@ func waitQuantileName(prefix string, key SignalKey, q float64, perServer bool, s
 	return prefix + "vllm_" + ruleP99[key] + ":" + level + QuantileName(q) + "_" + suffix
 }
 
-// WaitQuantileRules are the recorded quantile series that can answer the
-// quantiles of a waitTime question of family by grouping g under filters
-// f over the recorded window: by instance the per-server series, by
-// instance and engine the per-engine ones, keyed by quantile. Empty for
-// any other grouping, a family or quantile no rule records, a window not
-// recorded, and, per server, an engine filter (the engines are summed
-// away). Each answers exactly only when every group of the query holds
-// one recorded series (WaitQuantileShared checks).
-func (b Builder) WaitQuantileRules(prefix, family string, quantiles []float64, g models.Grouping, f models.Filters, window string) map[float64]string {
+// waitMeanName is the recorded name of key's mean (seconds observed per
+// observation) per engine or per server over the window suffix; "" when
+// no rule records it.
+func waitMeanName(prefix string, key SignalKey, perServer bool, suffix string) string {
+	if !slices.Contains(ruleWaitFamilies, key) || suffix == "" {
+		return ""
+	}
+	level := ""
+	if perServer {
+		level = serverLevel
+	}
+	return prefix + "vllm_" + ruleP99[key] + ":" + level + "mean_" + suffix
+}
+
+// RecordedWait are the recorded series a waitTime reads in place of the
+// bucket, _sum and _count rates: a quantile's recorded series by quantile,
+// and the mean's ("" to read the _sum and _count rates).
+type RecordedWait struct {
+	Quantiles map[float64]string
+	Mean      string
+}
+
+// Names are every recorded name of r, the quantiles in quantiles' order,
+// then the mean.
+func (r RecordedWait) Names(quantiles []float64) []string {
+	var out []string
+	for _, q := range quantiles {
+		if n, ok := r.Quantiles[q]; ok && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	if r.Mean != "" {
+		out = append(out, r.Mean)
+	}
+	return out
+}
+
+// WaitQuantileRules are the recorded series that can answer the
+// quantiles and mean of a waitTime question of family by grouping g under
+// filters f over the recorded window: by instance the per-server series,
+// by instance and engine the per-engine ones. Empty for any other
+// grouping, a family no rule records, a window not recorded, and, per
+// server, an engine filter (the engines are summed away); a quantile no
+// rule records is left out. Each answers exactly only when every group of
+// the query holds one recorded series (WaitQuantileShared checks).
+func (b Builder) WaitQuantileRules(prefix, family string, quantiles []float64, g models.Grouping, f models.Filters, window string) RecordedWait {
 	var perServer bool
 	switch g {
 	case models.GroupInstance:
 		perServer = true
 		if b.filtersEngine(f) {
-			return nil
+			return RecordedWait{}
 		}
 	case models.GroupInstanceEngine:
 	default:
-		return nil
+		return RecordedWait{}
 	}
-	out := map[float64]string{}
+	key, suffix := FamilySignals[family], ruleSuffix(window)
+	out := RecordedWait{Quantiles: map[float64]string{}, Mean: waitMeanName(prefix, key, perServer, suffix)}
 	for _, q := range quantiles {
-		if n := waitQuantileName(prefix, FamilySignals[family], q, perServer, ruleSuffix(window)); n != "" {
-			out[q] = n
+		if n := waitQuantileName(prefix, key, q, perServer, suffix); n != "" {
+			out.Quantiles[q] = n
 		}
 	}
 	return out
@@ -117,37 +156,34 @@ func (b Builder) WaitQuantileShared(name string, g models.Grouping, f models.Fil
 	return "count(" + agg("count", b.GroupLabels(g), "last_over_time("+sel+")") + " > 1)"
 }
 
-// recordedQuantile is one quantile read from its recorded series, with
-// the group's labels only (one series per group: max is that series).
+// recordedQuantile is one quantile (or the mean) read from its recorded
+// series, with the group's labels only (one series per group: max is
+// that series).
 func (b Builder) recordedQuantile(name string, g models.Grouping, f models.Filters) string {
 	return agg("max", b.GroupLabels(g), selector(name, b.matchers(f)))
 }
 
-// quantileNames are the recorded names of recorded, in quantiles' order.
-func quantileNames(quantiles []float64, recorded map[float64]string) []string {
-	var out []string
-	for _, q := range quantiles {
-		if n, ok := recorded[q]; ok && !slices.Contains(out, n) {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-// WaitQuantilePairs are the recorded quantiles a waitTime by g (instance
-// or instance and engine) reads, for every recorded window, each raw (the
-// histogram_quantile over the summed bucket rates, as WaitTime writes it)
-// and on its recorded series: for the exactness tests, each pair must
+// WaitQuantilePairs are the recorded quantiles and means a waitTime by g
+// (instance or instance and engine) reads, for every recorded window, each
+// raw (the histogram_quantile over the summed bucket rates, the summed
+// _sum over _count rates, as WaitTime writes them) and on its recorded
+// series: for the exactness tests, each pair must
 // agree at the rules' evaluation instants. Empty for other groupings.
 func (b Builder) WaitQuantilePairs(prefix string, g models.Grouping, f models.Filters) []StallInputPair {
 	var out []StallInputPair
 	for _, w := range RuleWindows {
 		window := ShortDuration(w)
 		for family, key := range FamilySignals {
-			for q, n := range b.WaitQuantileRules(prefix, family, RuleWaitQuantiles, g, f, window) {
+			rec := b.WaitQuantileRules(prefix, family, RuleWaitQuantiles, g, f, window)
+			for q, n := range rec.Quantiles {
 				raw := "histogram_quantile(" + strconv.FormatFloat(q, 'g', -1, 64) + ", " +
 					agg("sum", append([]string{"le"}, b.GroupLabels(g)...), b.rateUnion(key, f, "_bucket", window)) + ")"
 				out = append(out, StallInputPair{Name: n, Raw: raw, Rules: b.recordedQuantile(n, g, f)})
+			}
+			if rec.Mean != "" {
+				gl := b.GroupLabels(g)
+				raw := agg("sum", gl, b.rateUnion(key, f, "_sum", window)) + " / " + agg("sum", gl, b.rateUnion(key, f, "_count", window))
+				out = append(out, StallInputPair{Name: rec.Mean, Raw: raw, Rules: b.recordedQuantile(rec.Mean, g, f)})
 			}
 		}
 	}
