@@ -17,8 +17,9 @@ import (
 // in a temporary copy and requires their unit tests to fail where the break
 // is: the per-le rates, the V0 engine without engine label, the inter-token
 // name join, a rescheduled pod's single series, the stall inputs, the
-// stall state (reported before, up, sleep, pods, its zero rows) and the
-// per-engine p99s are each guarded.
+// stall state (reported before, up, sleep, pods, its zero rows), the
+// per-engine p99s and the per-engine and per-server wait quantiles and
+// means are each guarded.
 func TestRecordingRuleTestsCanFail(t *testing.T) {
 	bin := promtool(t)
 	original, err := os.ReadFile(repoPath(t, recordingRulesFile))
@@ -74,6 +75,22 @@ func TestRecordingRuleTestsCanFail(t *testing.T) {
 		{"stall state without its zero rows",
 			"          or\n          0 * sum by (cluster, namespace, instance, model_name, engine) (min_over_time(vllm:num_requests_running{pod=\"\"}[3m]))\n", "\n",
 			"engine:vllm_stalled:3m"},
+		{"per-server quantile of each engine's buckets, not the server's",
+			`histogram_quantile(0.5, sum by (le, cluster, namespace, instance, model_name) (rate(vllm:request_queue_time_seconds_bucket{pod=""}[1m])))`,
+			`histogram_quantile(0.5, sum by (le, cluster, namespace, instance, model_name, engine) (rate(vllm:request_queue_time_seconds_bucket{pod=""}[1m])))`,
+			"engine:vllm_request_queue_time_seconds:server_p50_rate1m"},
+		{"per-engine p90 recorded as p50",
+			`histogram_quantile(0.9, sum by (le, cluster, namespace, instance, model_name, engine) (rate(vllm:request_queue_time_seconds_bucket{pod=""}[5m])))`,
+			`histogram_quantile(0.5, sum by (le, cluster, namespace, instance, model_name, engine) (rate(vllm:request_queue_time_seconds_bucket{pod=""}[5m])))`,
+			"engine:vllm_request_queue_time_seconds:p90_rate5m"},
+		{"per-server TTFT of pods per pod IP",
+			`histogram_quantile(0.9, sum by (le, cluster, namespace, pod, model_name) (rate(vllm:time_to_first_token_seconds_bucket{pod!=""}[5m])))`,
+			`histogram_quantile(0.9, sum by (le, cluster, namespace, pod, instance, model_name) (rate(vllm:time_to_first_token_seconds_bucket{pod!=""}[5m])))`,
+			"engine:vllm_time_to_first_token_seconds:server_p90_rate5m"},
+		{"per-server mean as an average of the engines' seconds",
+			`sum by (cluster, namespace, instance, model_name) (rate(vllm:request_queue_time_seconds_sum{pod=""}[5m]))`,
+			`avg by (cluster, namespace, instance, model_name) (rate(vllm:request_queue_time_seconds_sum{pod=""}[5m]))`,
+			"engine:vllm_request_queue_time_seconds:server_mean_rate5m"},
 		{"finished requests without finished_reason",
 			`engine, finished_reason) (rate(vllm:request_success_total{pod=""}[1m]))`,
 			`engine) (rate(vllm:request_success_total{pod=""}[1m]))`, "engine:vllm_request_success:rate1m"},

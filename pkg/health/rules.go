@@ -48,7 +48,7 @@ func rulesNote(ctx context.Context, p Prometheus, s models.Settings, now time.Ti
 // plugin plans those panels raw), but it costs the store what the group
 // would have saved.
 func groupsNote(rs vllm.RuleSet) string {
-	var full, partial, missing, raw []string
+	var full, partial, missing, raw, buckets []string
 	for _, g := range vllm.RuleGroups(rs.Prefix) {
 		n := 0
 		for _, name := range g.Names {
@@ -56,14 +56,18 @@ func groupsNote(rs vllm.RuleSet) string {
 				n++
 			}
 		}
-		switch {
-		case n == len(g.Names):
+		if n == len(g.Names) {
 			full = append(full, g.Name)
-		case n > 0:
+			continue
+		}
+		if n > 0 {
 			partial = append(partial, fmt.Sprintf("%s (%d of %d)", g.Name, n, len(g.Names)))
-			raw = append(raw, g.Panels)
-		default:
+		} else {
 			missing = append(missing, g.Name)
+		}
+		if g.Buckets {
+			buckets = append(buckets, g.Panels)
+		} else {
 			raw = append(raw, g.Panels)
 		}
 	}
@@ -77,7 +81,13 @@ func groupsNote(rs vllm.RuleSet) string {
 	if len(missing) > 0 {
 		out += "; missing: " + strings.Join(missing, ", ")
 	}
-	return out + "; raw series answer " + strings.Join(raw, "; ")
+	if len(raw) > 0 {
+		out += "; raw series answer " + strings.Join(raw, "; ")
+	}
+	if len(buckets) > 0 {
+		out += "; the recorded bucket rates (not recorded quantiles) answer " + strings.Join(buckets, "; ")
+	}
+	return out
 }
 
 // listOrNone joins names, or says none.

@@ -61,12 +61,17 @@ func TestRulesNote(t *testing.T) {
 		s     models.Settings
 		want  string
 	}{
-		{"all present", ruleStore{names: all, every: 30 * time.Second}, on, ". Recording rules: 117 of 117 present, every 30s; groups: all 6 loaded"},
-		{"some present", ruleStore{names: all[:12], every: time.Minute}, on, ". Recording rules: 12 of 117 present, every 1m"},
-		{"the stall and p99 groups missing", ruleStore{names: without(all, ":min_over_time", ":increase", "_stalled:", ":p99_", "_slo_"), every: 30 * time.Second}, on,
-			". Recording rules: 53 of 117 present, every 30s; groups loaded: vllm.recording.latency.rate1m, vllm.recording.latency.rate5m, " +
-				"vllm.recording.load; missing: vllm.recording.stall, vllm.recording.engine_p99, vllm.recording.slo; raw series answer the fleet table's and " +
-				"saturation's stall state; the fleet table's queue-time and TTFT p99 per engine; slo's burn rates (and attainment over a window of 5m–3d)"},
+		{"all present", ruleStore{names: all, every: 30 * time.Second}, on, ". Recording rules: 145 of 145 present, every 30s; groups: all 7 loaded"},
+		{"some present", ruleStore{names: all[:12], every: time.Minute}, on, ". Recording rules: 12 of 145 present, every 1m"},
+		{"the stall and p99 groups missing", ruleStore{names: without(all, ":min_over_time", ":increase", "_stalled:", ":p99_", ":p50_", ":p90_", ":mean_", ":server_", "_slo_"), every: 30 * time.Second}, on,
+			". Recording rules: 53 of 145 present, every 30s; groups loaded: vllm.recording.latency.rate1m, vllm.recording.latency.rate5m, " +
+				"vllm.recording.load; missing: vllm.recording.stall, vllm.recording.engine_p99, vllm.recording.wait_quantiles, vllm.recording.slo; raw series " +
+				"answer the fleet table's and saturation's stall state; slo's burn rates (and attainment over a window of 5m–3d); the recorded bucket " +
+				"rates (not recorded quantiles) answer the fleet table's queue-time and TTFT p99 per engine, and waitTime's p99 per engine; waitTime's " +
+				"p50, p90, p99 and mean of queue time and TTFT per instance and per engine"},
+		{"only the quantile group missing", ruleStore{names: without(all, ":p50_", ":p90_", ":mean_", ":server_"), every: 30 * time.Second}, on,
+			"; missing: vllm.recording.wait_quantiles; the recorded bucket rates (not recorded quantiles) answer waitTime's p50, p90, p99 and mean of " +
+				"queue time and TTFT per instance and per engine"},
 		{"the stall group partly loaded", ruleStore{names: without(all, ":min_over_time5m"), every: 30 * time.Second}, on,
 			"; partly loaded: vllm.recording.stall (16 of 18); raw series answer the fleet table's and saturation's stall state"},
 		// A rule file from before the whole stall state was recorded.
@@ -74,14 +79,14 @@ func TestRulesNote(t *testing.T) {
 			"; partly loaded: vllm.recording.stall (15 of 18); raw series answer the fleet table's and saturation's stall state"},
 		// As many groups partly loaded as missing: the line must still list
 		// them, never say every group is loaded.
-		{"one group partly loaded, one missing", ruleStore{names: without(all, ":min_over_time5m", ":p99_"), every: 30 * time.Second}, on,
-			"; partly loaded: vllm.recording.stall (16 of 18); missing: vllm.recording.engine_p99; raw series answer"},
+		{"one group partly loaded, one missing", ruleStore{names: without(all, ":min_over_time5m", ":p99_", ":p50_", ":p90_", ":mean_", ":server_"), every: 30 * time.Second}, on,
+			"; partly loaded: vllm.recording.stall (16 of 18); missing: vllm.recording.engine_p99, vllm.recording.wait_quantiles; raw series answer"},
 		{"none", ruleStore{}, on, "Recording rules: not found (no engine:… series): the plugin queries raw series; load deploy/prometheus/rules/vllm-recording.rules.yml"},
 		{"no recent evaluation", ruleStore{names: all}, on, "could not be measured"},
 		{"a selector on a label the rules drop", ruleStore{names: all, every: 30 * time.Second}, byJob, "every 30s, but not used: the recorded series do not keep the label job"},
 		{"turned off", ruleStore{names: all, every: 30 * time.Second}, off, ""},
 		{"close answers allowed", ruleStore{names: all, every: 30 * time.Second}, nearest,
-			". Recording rules: 117 of 117 present, every 30s; close answers allowed (recordingRules nearest"},
+			". Recording rules: 145 of 145 present, every 30s; close answers allowed (recordingRules nearest"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

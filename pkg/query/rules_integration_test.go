@@ -16,6 +16,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/promql/parser"
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferops/vllm-datasource/pkg/health"
@@ -130,7 +131,7 @@ func TestRulesExactness(t *testing.T) {
 			require.True(t, rs.PodSeries, "discovery sees the pod-labelled series")
 			s, err := models.ParseSettings(models.Instance{URL: srv.URL, JSONData: []byte(`{"scrapeInterval":"1s"}`)})
 			require.NoError(t, err)
-			require.Contains(t, health.Check(context.Background(), c, s, time.Now()).Message, "Recording rules: 117 of 117 present, every 5s")
+			require.Contains(t, health.Check(context.Background(), c, s, time.Now()).Message, "Recording rules: 145 of 145 present, every 5s")
 			for _, c := range ruleCases {
 				t.Run(c.name, func(t *testing.T) {
 					checkRuleCase(t, srv.URL, c, bfStart.Add(20*time.Second), bfEnd.Add(-ruleTestEvery))
@@ -141,6 +142,12 @@ func TestRulesExactness(t *testing.T) {
 			})
 			t.Run("fleet table on the per-engine p99s", func(t *testing.T) {
 				checkFleetP99(t, srv.URL, bfStart.Add(20*time.Second), bfEnd.Add(-ruleTestEvery))
+			})
+			t.Run("waitTime on the recorded quantiles", func(t *testing.T) {
+				checkWaitQuantiles(t, srv.URL, bfStart.Add(20*time.Second), bfEnd.Add(-ruleTestEvery))
+			})
+			t.Run("recorded wait quantiles", func(t *testing.T) {
+				checkWaitQuantilePairs(t, c, srv.URL, bfEnd.Add(-ruleTestEvery))
 			})
 			t.Run("stall inputs", func(t *testing.T) {
 				checkStallInputs(t, c, srv.URL, bfEnd.Add(-ruleTestEvery))
@@ -441,8 +448,9 @@ func checkNearestIsRawOverOneMinute(t *testing.T, url string, off, near data.Fra
 	require.Positive(t, compared, "some values compared")
 }
 
-// checkRuleCase asks c with rules on and off and compares the answers.
-func checkRuleCase(t *testing.T, url string, c ruleCase, from, to time.Time) {
+// checkRuleCase asks c with rules on and off and compares the answers;
+// it returns the rules-on answer's executed query.
+func checkRuleCase(t *testing.T, url string, c ruleCase, from, to time.Time) string {
 	on := settingsExecutor(t, url, `{"scrapeInterval":"15s"`+c.settings+`}`)
 	off := settingsExecutor(t, url, `{"scrapeInterval":"15s","recordingRules":false`+c.settings+`}`)
 	q := dq("A", c.query, from, to)
@@ -456,12 +464,13 @@ func checkRuleCase(t *testing.T, url string, c ruleCase, from, to time.Time) {
 	require.NotContains(t, executed(rOff.Frames), "engine:", "recordingRules off plans raw")
 	if !c.onRules {
 		require.NotContains(t, executed(rOn.Frames), "engine:", "the rules cannot answer this exactly")
-		return
+		return executed(rOn.Frames)
 	}
 	require.Contains(t, executed(rOn.Frames), "engine:vllm_", "planned on rules")
 	require.Contains(t, noticeTexts(rOn.Frames), "Answered from recording rules (engine:…, every 5s)")
 	requireSameShape(t, rOff.Frames, rOn.Frames)
 	requireSameValues(t, url, expressions(rOff.Frames), expressions(rOn.Frames), rOn.Frames)
+	return executed(rOn.Frames)
 }
 
 // requireSameValues evaluates each rules-backed expression over the
@@ -491,14 +500,53 @@ func requireSameValues(t *testing.T, url string, raw, rules []string, fs data.Fr
 			// lag; k covers every group, so it picks the same ones.
 			continue
 		}
-		lag := ruleLag(t, c, rules[i], start)
-		got, _, err := c.QueryRange(ctx, rules[i], v1.Range{Start: start, End: end, Step: step})
-		require.NoError(t, err)
-		want, _, err := c.QueryRange(ctx, raw[i], v1.Range{Start: start.Add(-lag), End: end.Add(-lag), Step: step})
-		require.NoError(t, err)
-		compared += requireSameMatrix(t, want, got, lag)
+		rawParts, ruleParts := taggedParts(t, raw[i]), taggedParts(t, rules[i])
+		for tag, rule := range ruleParts {
+			if rule == rawParts[tag] {
+				continue // a part no rule records (waitTime's live wait)
+			}
+			lag := ruleLag(t, c, rule, start)
+			got, _, err := c.QueryRange(ctx, rule, v1.Range{Start: start, End: end, Step: step})
+			require.NoError(t, err)
+			want, _, err := c.QueryRange(ctx, rawParts[tag], v1.Range{Start: start.Add(-lag), End: end.Add(-lag), Step: step})
+			require.NoError(t, err)
+			compared += requireSameMatrix(t, want, got, lag)
+		}
 	}
 	require.Positive(t, compared, "some values compared")
+}
+
+// taggedParts splits an expression joined by or into its parts by the
+// signal each tags (waitTime's p50, …, mean), each rendered by
+// Prometheus' parser; an expression of one part is that part (tag ""). A
+// part may read another rule group than its neighbours (the recorded
+// quantiles, the bucket rates' mean), which evaluates at a phase of its
+// own, so each part is compared at its own group's evaluation times.
+func taggedParts(t *testing.T, expr string) map[string]string {
+	t.Helper()
+	e, err := parser.NewParser(parser.Options{}).ParseExpr(expr)
+	require.NoError(t, err, expr)
+	out := map[string]string{}
+	var walk func(parser.Expr)
+	walk = func(n parser.Expr) {
+		if b, ok := n.(*parser.BinaryExpr); ok && b.Op == parser.LOR {
+			walk(b.LHS)
+			walk(b.RHS)
+			return
+		}
+		tag := ""
+		if c, ok := n.(*parser.Call); ok && c.Func.Name == "label_replace" && len(c.Args) == 5 {
+			if s, ok := c.Args[2].(*parser.StringLiteral); ok {
+				tag = s.Val
+			}
+		}
+		out[tag] = n.String()
+	}
+	walk(e)
+	if len(out) == 1 {
+		return map[string]string{"": expr}
+	}
+	return out
 }
 
 var ruleNameRE = regexp.MustCompile(`engine:[a-z0-9_]+:[a-z0-9_]+`)

@@ -199,7 +199,7 @@ func TestRuleDiscoveryIsCached(t *testing.T) {
 	for range 3 {
 		rs := d.Get(context.Background())
 		require.Equal(t, 30*time.Second, rs.Interval)
-		require.Len(t, rs.Present, 117)
+		require.Len(t, rs.Present, 145)
 		require.False(t, rs.PodSeries)
 	}
 	require.Equal(t, 1, fp.names)

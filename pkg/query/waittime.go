@@ -92,8 +92,39 @@ func (p *plan) waitTimeExpr(ctx context.Context, o models.WaitTimeOptions) (rule
 		// The recorded bucket rates are summed without the priority label.
 		return rawMix(raw), nil
 	}
-	rp, ok := p.builder.WaitTimeFromRules(u.rs.Prefix, o.Family, o.Quantiles, o.Live, p.query.Grouping, p.query.Filters, u.fit.Window)
+	rp, ok := p.builder.WaitTimeFromRules(u.rs.Prefix, o.Family, o.Quantiles, o.Live, p.query.Grouping, p.query.Filters, u.fit.Window,
+		p.recordedQuantiles(ctx, u, o))
 	return p.mixOne(ctx, u, ruleCandidate{raw: raw, rp: rp, ok: ok})
+}
+
+// recordedQuantiles are the quantiles and mean a per-instance or
+// per-engine waitTime reads from their recorded series
+// (vllm.WaitQuantileRules) rather than the bucket, _sum and _count rates:
+// those whose names have series and ran at the range's start, when no
+// group of the query held two recorded series at a step of the range
+// (vllm.WaitQuantileShared). Otherwise none: the rates answer exactly
+// too, and health names a group that is missing.
+func (p *plan) recordedQuantiles(ctx context.Context, u ruleUse, o models.WaitTimeOptions) vllm.RecordedWait {
+	rec := p.builder.WaitQuantileRules(u.rs.Prefix, o.Family, o.Quantiles, p.query.Grouping, p.query.Filters, u.fit.Window)
+	usable := func(n string) bool { return u.rs.Present[n] && u.d.covered(ctx, p, n) }
+	for q, n := range rec.Quantiles {
+		if !usable(n) {
+			delete(rec.Quantiles, q)
+		}
+	}
+	if rec.Mean != "" && !usable(rec.Mean) {
+		rec.Mean = ""
+	}
+	names := rec.Names(o.Quantiles)
+	if len(names) == 0 {
+		return vllm.RecordedWait{}
+	}
+	tr := p.timeRange
+	shared := p.builder.WaitQuantileShared(names[0], p.query.Grouping, p.query.Filters, tr.End.Sub(tr.Start)+tr.Step, tr.Step)
+	if v, _, err := p.memo.instantQuery(ctx, shared, tr.End, tr.Step); err != nil || len(v) > 0 {
+		return vllm.RecordedWait{}
+	}
+	return rec
 }
 
 // latencyHeatmap answers the family's distribution over time (heatmap.go):

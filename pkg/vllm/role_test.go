@@ -64,7 +64,7 @@ func TestRoleGroupingSkipsRecordingRules(t *testing.T) {
 	b := Builder{Prefix: "vllm:", InstanceLabel: "instance"}
 	for _, g := range []models.Grouping{models.GroupNone, models.GroupModel, models.GroupInstance, models.GroupRole} {
 		_, queueOK := b.QueueSignalFromRules("engine:", "running", g, models.Filters{})
-		_, waitOK := b.WaitTimeFromRules("engine:", "queue_time", []float64{0.5}, false, g, models.Filters{}, "1m")
+		_, waitOK := b.WaitTimeFromRules("engine:", "queue_time", []float64{0.5}, false, g, models.Filters{}, "1m", RecordedWait{})
 		require.Equal(t, g != models.GroupRole, queueOK, "queue %s", g)
 		if g == models.GroupRole {
 			require.False(t, waitOK, "waitTime %s", g)

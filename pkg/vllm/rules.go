@@ -63,6 +63,10 @@ type RuleGroup struct {
 	// Panels are what reads the group (health's line names them when the
 	// group is missing and they stay raw).
 	Panels string
+	// Buckets: without the group its panels read the latency groups'
+	// recorded bucket, _sum and _count rates (as exact, dearer), not raw
+	// series.
+	Buckets bool
 }
 
 // RuleGroups are the shipped recording-rule groups in the rule file's
@@ -83,7 +87,8 @@ func RuleGroups(prefix string) []RuleGroup {
 		{Name: "vllm.recording.latency.rate5m", Names: latency("rate5m"), Panels: "latency quantiles, top-k by p99 and the fleet table's p99s over 5m"},
 		{Name: "vllm.recording.load", Names: loadRuleNames(prefix), Panels: "queue, the fleet table's load and rate columns, saturation's rates"},
 		{Name: "vllm.recording.stall", Names: stallRuleNames(prefix), Panels: "the fleet table's and saturation's stall state"},
-		{Name: "vllm.recording.engine_p99", Names: p99RuleNames(prefix), Panels: "the fleet table's queue-time and TTFT p99 per engine"},
+		{Name: "vllm.recording.engine_p99", Names: p99RuleNames(prefix), Panels: "the fleet table's queue-time and TTFT p99 per engine, and waitTime's p99 per engine", Buckets: true},
+		{Name: "vllm.recording.wait_quantiles", Names: waitQuantileRuleNames(prefix), Panels: "waitTime's p50, p90, p99 and mean of queue time and TTFT per instance and per engine", Buckets: true},
 		{Name: "vllm.recording.slo", Names: sloRuleNames(prefix), Panels: "slo's burn rates (and attainment over a window of 5m–3d)"},
 	}
 }

@@ -44,7 +44,7 @@ func TestRuleLabelsKeptIdentityOnlyWithInstanceFilter(t *testing.T) {
 // The recorded quantiles are written in full ("0.99", never rounded).
 func TestWaitTimeFromRulesQuantileText(t *testing.T) {
 	b := Builder{Prefix: "vllm:", InstanceLabel: "instance"}
-	rp, ok := b.WaitTimeFromRules("engine:", "queue_time", []float64{0.95, 0.99}, false, models.GroupInstance, models.Filters{}, "1m")
+	rp, ok := b.WaitTimeFromRules("engine:", "queue_time", []float64{0.95, 0.99}, false, models.GroupInstance, models.Filters{}, "1m", RecordedWait{})
 	require.True(t, ok)
 	for _, q := range []string{"histogram_quantile(0.95, ", "histogram_quantile(0.99, "} {
 		require.True(t, strings.Contains(rp.Expr, q), "%s in %s", q, rp.Expr)

@@ -23,7 +23,7 @@ func TestRuleNamesMatchTheRuleFile(t *testing.T) {
 		inFile = append(inFile, string(m[1]))
 	}
 	require.ElementsMatch(t, inFile, RuleNames("engine:"))
-	require.Len(t, RuleNames("engine:"), 117)
+	require.Len(t, RuleNames("engine:"), 145)
 	require.Contains(t, RuleNames("fleet:"), "fleet:vllm_num_requests_running:sum")
 }
 
@@ -94,7 +94,7 @@ func TestWaitTimeFromRules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rp, ok := b.WaitTimeFromRules("engine:", tt.family, []float64{0.5, 0.99}, tt.live, models.GroupInstance, f, tt.window)
+			rp, ok := b.WaitTimeFromRules("engine:", tt.family, []float64{0.5, 0.99}, tt.live, models.GroupInstance, f, tt.window, RecordedWait{})
 			require.True(t, ok)
 			_, err := parser.NewParser(parser.Options{}).ParseExpr(rp.Expr)
 			require.NoError(t, err, rp.Expr)
@@ -107,7 +107,7 @@ func TestWaitTimeFromRules(t *testing.T) {
 			}
 		})
 	}
-	_, ok := b.WaitTimeFromRules("engine:", "ttft", []float64{0.5}, false, models.GroupModel, f, "2m")
+	_, ok := b.WaitTimeFromRules("engine:", "ttft", []float64{0.5}, false, models.GroupModel, f, "2m", RecordedWait{})
 	require.False(t, ok, "no recorded 2m window")
 }
 

@@ -69,7 +69,7 @@ func TestRuleGroups(t *testing.T) {
 	}
 	require.ElementsMatch(t, RuleNames("engine:"), names)
 	require.Equal(t, []string{"vllm.recording.latency.rate1m", "vllm.recording.latency.rate5m", "vllm.recording.load",
-		"vllm.recording.stall", "vllm.recording.engine_p99", "vllm.recording.slo"}, order)
+		"vllm.recording.stall", "vllm.recording.engine_p99", "vllm.recording.wait_quantiles", "vllm.recording.slo"}, order)
 	g, ok := RuleGroupOf("engine:", "engine:vllm_prompt_tokens:increase3m")
 	require.True(t, ok)
 	require.Equal(t, "vllm.recording.stall", g.Name)

@@ -6,6 +6,7 @@ package vllm
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/inferops/vllm-datasource/pkg/models"
@@ -67,8 +68,11 @@ func (b Builder) liveWait(gl []string, f models.Filters, window string) string {
 
 // WaitTimeFromRules is WaitTime read from the recorded bucket, _sum and
 // _count rates; the live wait, which no rule records, stays on raw series.
-// ok is false when the family has no recorded histogram.
-func (b Builder) WaitTimeFromRules(prefix, family string, quantiles []float64, live bool, g models.Grouping, f models.Filters, window string) (RulePlan, bool) {
+// A quantile or the mean that rec names (WaitQuantileRules, checked by the
+// caller) is read from its recorded series instead. ok is false when the
+// family has no recorded histogram.
+func (b Builder) WaitTimeFromRules(prefix, family string, quantiles []float64, live bool, g models.Grouping, f models.Filters, window string,
+	rec RecordedWait) (RulePlan, bool) {
 	if !RecordedGrouping(g) {
 		return RulePlan{}, false
 	}
@@ -80,15 +84,26 @@ func (b Builder) WaitTimeFromRules(prefix, family string, quantiles []float64, l
 	sum, count := ruleLatencyName(prefix, key, "_sum", window), ruleLatencyName(prefix, key, "_count", window)
 	gl, m := b.GroupLabels(g), b.matchers(f)
 	var parts []string
+	var names []string
 	for _, q := range quantiles {
 		hq := fmt.Sprintf("histogram_quantile(%s, %s)", strconv.FormatFloat(q, 'g', -1, 64),
 			agg("sum", append([]string{"le"}, gl...), selector(bucket, m)))
+		if n, ok := rec.Quantiles[q]; ok {
+			hq = b.recordedQuantile(n, g, f)
+		} else if !slices.Contains(names, bucket) {
+			names = append(names, bucket)
+		}
 		parts = append(parts, tag(hq, QuantileName(q)))
 	}
 	mean := agg("sum", gl, selector(sum, m)) + " / " + agg("sum", gl, selector(count, m))
+	if rec.Mean != "" {
+		mean = b.recordedQuantile(rec.Mean, g, f)
+	} else {
+		names = append(names, sum, count)
+	}
 	parts = append(parts, tag(mean, "mean"))
 	if live {
 		parts = append(parts, tag(b.liveWait(gl, f, window), "live"))
 	}
-	return RulePlan{Expr: or(parts), Names: []string{bucket, sum, count}}, true
+	return RulePlan{Expr: or(parts), Names: append(names, rec.Names(quantiles)...)}, true
 }

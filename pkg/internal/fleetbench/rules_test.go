@@ -27,6 +27,7 @@ const rulesNotice = "Answered from recording rules"
 func rulesCases() []benchCase {
 	return []benchCase{
 		{name: "waitTime instance (p50/p90/p99)", query: `{"queryType":"waitTime","grouping":"instance"}`, points: true},
+		{name: "waitTime instance_engine (p50/p99)", query: `{"queryType":"waitTime","quantiles":[0.5,0.99],"grouping":"instance_engine"}`, points: true},
 		{name: "waitTime model (p50/p90/p99)", query: `{"queryType":"waitTime","grouping":"model"}`, points: true},
 		{name: "waitTime none (p50/p90/p99)", query: `{"queryType":"waitTime","grouping":"none"}`, points: true},
 		{name: "queue model", query: `{"queryType":"queue","grouping":"model"}`, points: true},
@@ -41,10 +42,13 @@ type rulesRow struct {
 	usedRules           bool // every rules-on run carried the notice
 	offUsedRules        bool // some rules-off run carried it (a bug)
 	on, off, raw        time.Duration
+	// rawOn is the rules-on plan's PromQL as raw HTTP: the store's floor
+	// for the plugin on rules (zero for topk, whose plan is two-phase).
+	rawOn time.Duration
 	// Prometheus' own evaluation seconds per run (medians), from
 	// prometheus_engine_query_duration_seconds_sum{slice="inner_eval"}.
-	evalOn, evalOff, evalRaw float64
-	err                      string
+	evalOn, evalOff, evalRaw, evalRawOn float64
+	err                                 string
 }
 
 // TestRulesBench backfills the fleet and the shipped recording rules'
@@ -112,8 +116,8 @@ func rulesDataSources(e *env, suffix string) (on, off dsPair) {
 }
 
 // measureRules runs one case: a warm-up of each data source (the rules
-// discovery and coverage check, and the rules-off plan's PromQL), then
-// reps rounds of rules on, rules off and raw HTTP, in an order that
+// discovery and coverage check, and each plan's PromQL), then reps rounds
+// of rules on, rules off and raw HTTP of each plan, in an order that
 // rotates each round, each round on a range one step later than the last
 // (as time moves on a dashboard: the plugin checks that the rules cover a
 // range's start once, for the earliest start it has seen).
@@ -136,8 +140,17 @@ func (e *env) measureRules(t *testing.T, c benchCase, on, off backend.DataSource
 		fail(err)
 		return r
 	}
-	var ton, toff, traw []time.Duration
-	var eon, eoff, eraw []float64
+	var exprsOn []string
+	if !c.topk {
+		dsOn := *e
+		dsOn.ds = on
+		if exprsOn, err = dsOn.executed(c, warm); err != nil {
+			fail(err)
+			return r
+		}
+	}
+	var ton, toff, traw, trawOn []time.Duration
+	var eon, eoff, eraw, erawOn []float64
 	for i := range *reps {
 		end := warm.Add(time.Duration(i+1) * e.step)
 		plugin := func(ds backend.DataSourceInstanceSettings, times *[]time.Duration, evals *[]float64, rulesOn bool) {
@@ -166,10 +179,20 @@ func (e *env) measureRules(t *testing.T, c benchCase, on, off backend.DataSource
 				fail(fmt.Errorf("rules-off plugin and raw Prometheus disagree on the number of points: %d and %d", r.pointsOff, n))
 			}
 		}
+		rawOn := func() {
+			ev := e.evalSeconds(t)
+			start := time.Now()
+			e.rawPlan(t, c, exprsOn, end)
+			trawOn = append(trawOn, time.Since(start))
+			erawOn = append(erawOn, e.evalSeconds(t)-ev)
+		}
 		runs := []func(){
 			func() { plugin(on, &ton, &eon, true) },
 			func() { plugin(off, &toff, &eoff, false) },
 			raw,
+		}
+		if exprsOn != nil {
+			runs = append(runs, rawOn)
 		}
 		for j := range runs {
 			runs[(i+j)%len(runs)]()
@@ -177,6 +200,9 @@ func (e *env) measureRules(t *testing.T, c benchCase, on, off backend.DataSource
 	}
 	r.on, r.off, r.raw = median(ton), median(toff), median(traw)
 	r.evalOn, r.evalOff, r.evalRaw = medianF(eon), medianF(eoff), medianF(eraw)
+	if len(trawOn) > 0 {
+		r.rawOn, r.evalRawOn = median(trawOn), medianF(erawOn)
+	}
 	return r
 }
 
@@ -236,10 +262,10 @@ func renderRules(rows []rulesRow, loads []loadResult, heapStart uint64) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n%d engines, range %s at step %s (scrape interval 15s, so $__rate_interval 1m), recording rules every 30s; medians of %d interleaved runs\n\n",
 		*engines, *span, rulesStep, *reps)
-	b.WriteString("| case | points on / off | rules used | rules on (plugin) | rules off (plugin) | raw HTTP, rules-off plan | on ÷ off | Prometheus eval: on / off / raw |\n|---|---:|---|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| case | points on / off | rules used | rules on (plugin) | rules off (plugin) | raw HTTP, rules-off plan | raw HTTP, rules-on plan | on ÷ off | Prometheus eval: on / off / raw / raw on |\n|---|---:|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range rows {
 		if r.err != "" && r.on == 0 {
-			fmt.Fprintf(&b, "| %s | — | — | failed: %.120s | | | | |\n", r.name, r.err)
+			fmt.Fprintf(&b, "| %s | — | — | failed: %.120s | | | | | |\n", r.name, r.err)
 			continue
 		}
 		used := "yes"
@@ -253,8 +279,12 @@ func renderRules(rows []rulesRow, loads []loadResult, heapStart uint64) string {
 		if r.err != "" {
 			name += fmt.Sprintf(" (a run failed: %.80s)", r.err)
 		}
-		fmt.Fprintf(&b, "| %s | %d / %d | %s | %s | %s | %s | %.2f× | %.2f s / %.2f s / %.2f s |\n", name, r.pointsOn, r.pointsOff, used,
-			ms(r.on), ms(r.off), ms(r.raw), float64(r.on)/float64(max(r.off, 1)), r.evalOn, r.evalOff, r.evalRaw)
+		rawOn, evalRawOn := "—", "—"
+		if r.rawOn > 0 {
+			rawOn, evalRawOn = ms(r.rawOn), fmt.Sprintf("%.2f s", r.evalRawOn)
+		}
+		fmt.Fprintf(&b, "| %s | %d / %d | %s | %s | %s | %s | %s | %.2f× | %.2f s / %.2f s / %.2f s / %s |\n", name, r.pointsOn, r.pointsOff, used,
+			ms(r.on), ms(r.off), ms(r.raw), rawOn, float64(r.on)/float64(max(r.off, 1)), r.evalOn, r.evalOff, r.evalRaw, evalRawOn)
 	}
 	if len(loads) == 0 {
 		return b.String()
