@@ -39,6 +39,11 @@ func TestWideTimeSeries(t *testing.T) {
 	require.Equal(t, "Expr: e", wide.Meta.ExecutedQueryString)
 	require.Equal(t, []data.Notice{{Text: "n"}}, wide.Meta.Notices)
 	require.Len(t, wide.Fields, len(multi)+1)
+	// What Grafana's alerting checks before it reads each value field of a
+	// wide frame as one series (its expressions' WideToMany).
+	schema := wide.TimeSeriesSchema()
+	require.Equal(t, data.TimeSeriesTypeWide, schema.Type)
+	require.Equal(t, []int{1, 2, 3}, schema.ValueIndices)
 	require.Equal(t, data.TimeSeriesTimeFieldName, wide.Fields[0].Name)
 	require.Equal(t, times[1], wide.Fields[0].At(1))
 	for i, f := range multi {
