@@ -56,7 +56,7 @@ func (b *tableBench) casesBench(t *testing.T) {
 		fmt.Printf("\nsaturation and slo, %d engines (the fleet table's fleet), range %s ending by %s:\n", *tableEngines, *span, e.t0.UTC().Format(time.TimeOnly))
 		fmt.Print(renderRules(rows, nil, 0))
 	}
-	e.profileCases(t, on.ds)
+	e.profileCases(t, on.ds, *tableAhead)
 }
 
 // besideRow is one case measured five ways: both plugins with rules on

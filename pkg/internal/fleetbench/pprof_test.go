@@ -27,26 +27,35 @@ var (
 	profileFor = flag.Duration("bench.fleet.profile.for", 30*time.Second, "how long each case runs back to back while profiled")
 )
 
-// profileCases profiles each table case in turn (see profileDir); the
-// ranges end one step apart after e.t0, so no answer comes from the
-// plugin's cache.
-func (e *env) profileCases(t *testing.T, on backend.DataSourceInstanceSettings) {
+// profileCases profiles each table case in turn (see profileDir). The
+// ranges end one step apart after e.t0, inside the history written ahead
+// of it; when they would pass its end they start over at e.t0 on a new
+// data source instance (a cache of its own), so no answer comes from the
+// plugin's cache and none is empty.
+func (e *env) profileCases(t *testing.T, on backend.DataSourceInstanceSettings, ahead time.Duration) {
 	if *profileDir == "" {
 		return
 	}
 	require.NoError(t, os.MkdirAll(*profileDir, 0o755))
-	next := e.t0
+	slots := max(1, int((ahead-2*time.Minute)/e.step))
+	n := 0
+	next := func() (backend.DataSourceInstanceSettings, time.Time) {
+		ds := on
+		ds.UID = fmt.Sprintf("%s-profile-%d", on.UID, n/slots)
+		n++
+		return ds, e.t0.Add(time.Duration(n%slots+1) * e.step)
+	}
 	for _, c := range tableCases() {
 		slug := strings.Fields(c.name)[0]
-		n := e.profileCase(t, c, on, slug, &next)
-		t.Logf("profiled %s: %d queries in %s, profiles in %s", c.name, n, *profileFor, *profileDir)
+		ran := e.profileCase(t, c, slug, next)
+		t.Logf("profiled %s: %d queries in %s, profiles in %s", c.name, ran, *profileFor, *profileDir)
 	}
 }
 
 // profileCase runs c back to back for profileFor, with the plugin's CPU
 // profile and its allocation delta fetched over that window and this
 // process's CPU profile beside them, and returns how many queries ran.
-func (e *env) profileCase(t *testing.T, c benchCase, on backend.DataSourceInstanceSettings, slug string, next *time.Time) int {
+func (e *env) profileCase(t *testing.T, c benchCase, slug string, next func() (backend.DataSourceInstanceSettings, time.Time)) int {
 	secs := max(1, int(profileFor.Seconds()))
 	var wg sync.WaitGroup
 	for _, p := range []struct{ path, file string }{
@@ -65,8 +74,8 @@ func (e *env) profileCase(t *testing.T, c benchCase, on backend.DataSourceInstan
 	clientOn := pprof.StartCPUProfile(client) == nil // not when go test -cpuprofile holds it
 	n := 0
 	for deadline := time.Now().Add(*profileFor); n == 0 || time.Now().Before(deadline); n++ {
-		*next = next.Add(e.step)
-		_, err := e.queryOn(on, c, *next)
+		ds, end := next()
+		_, err := e.queryOn(ds, c, end)
 		require.NoError(t, err, c.name)
 	}
 	if clientOn {
