@@ -80,9 +80,15 @@ func SaturationTable(rows []SaturationRow, o SaturationOptions) *data.Frame {
 // state-timeline panel draws: a time field and a verdict field labelled
 // with the instance (and engine).
 func VerdictTimeline(labels data.Labels, name string, times []time.Time, verdicts []string) *data.Frame {
-	v := data.NewField("verdict", labels, verdicts)
-	v.Config = &data.FieldConfig{DisplayNameFromDS: name}
-	f := data.NewFrame(name, data.NewField("time", nil, times), v)
+	f := data.NewFrame(name, data.NewField("time", nil, times), verdictField(labels, name, verdicts))
 	f.SetMeta(&data.FrameMeta{Type: data.FrameTypeTimeSeriesMulti, TypeVersion: data.FrameTypeVersion{0, 1}})
 	return f
+}
+
+// verdictField is one group's verdicts, labelled and named for a
+// state-timeline panel.
+func verdictField(labels data.Labels, name string, verdicts []string) *data.Field {
+	v := data.NewField("verdict", labels, verdicts)
+	v.Config = &data.FieldConfig{DisplayNameFromDS: name}
+	return v
 }

@@ -78,6 +78,13 @@ func frameKey(f *data.Frame) string {
 // per-point work); the series itself is left untouched, as the result
 // cache shares it.
 func seriesFrame(s *prom.Series, o SeriesOptions) *data.Frame {
+	value := valueField(s, o)
+	return data.NewFrame(value.Config.DisplayNameFromDS, data.NewField(data.TimeSeriesTimeFieldName, nil, s.Times), value)
+}
+
+// valueField is a series' value field: its values, labelled (the signal
+// tag renamed, __name__ dropped) and named as its frame is.
+func valueField(s *prom.Series, o SeriesOptions) *data.Field {
 	labels := make(data.Labels, len(s.Labels))
 	for k, v := range s.Labels {
 		switch k {
@@ -91,7 +98,7 @@ func seriesFrame(s *prom.Series, o SeriesOptions) *data.Frame {
 	name := DisplayName(labels, o.Legend, o.GroupLabels)
 	value := data.NewField(data.TimeSeriesValueFieldName, labels, s.Values)
 	value.Config = &data.FieldConfig{DisplayNameFromDS: name, Unit: unitFor(labels[FieldSignalLabel], o)}
-	return data.NewFrame(name, data.NewField(data.TimeSeriesTimeFieldName, nil, s.Times), value)
+	return value
 }
 
 // metricNameLabel is Prometheus' __name__, which frames never show.

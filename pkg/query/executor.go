@@ -50,6 +50,11 @@ type Executor struct {
 	// first use when nil and Settings.RecordingRules is on (rules.go).
 	Rules     *RuleDiscovery
 	rulesOnce sync.Once
+	// WideAbove is how many groups (instances, engines or pools) a
+	// saturation answer may have before its series and verdict timelines
+	// come as one wide frame each instead of a frame per series and per
+	// group (saturation_frames.go); 0 means DefaultWideAbove.
+	WideAbove int
 	// stores remembers a server without Thanos' store list (stores.go).
 	stores storeCheck
 }

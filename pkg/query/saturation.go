@@ -64,9 +64,8 @@ func (p *plan) saturation(ctx context.Context, o models.SaturationOptions) (data
 		tableOpts.Executed, tableOpts.Notices = executed, notices
 		return data.Frames{frames.SaturationTable(rows, tableOpts)}, nil
 	}
-	out := frames.TimeSeries(series, frames.SeriesOptions{Legend: p.query.Legend, GroupLabels: p.builder.GroupLabels(p.query.Grouping),
+	out := p.saturationSeries(series, timelines, times, frames.SeriesOptions{Legend: p.query.Legend, GroupLabels: p.builder.GroupLabels(p.query.Grouping),
 		Units: map[string]string{"utilisation": "percentunit", "arrivals": "reqps", "completions": "reqps"}, Executed: executed, Notices: notices})
-	out = append(out, timelines...)
 	if o.Format == "series" {
 		return out, nil
 	}
@@ -78,18 +77,18 @@ func (p *plan) saturation(ctx context.Context, o models.SaturationOptions) (data
 // verdicts classifies each group with the data source's thresholds: its
 // table row, its utilisation, arrivals and completions series, and its
 // verdict timeline.
-func (p *plan) verdicts(groups []*satGroup, times []time.Time) ([]frames.SaturationRow, prom.Matrix, data.Frames) {
+func (p *plan) verdicts(groups []*satGroup, times []time.Time) ([]frames.SaturationRow, prom.Matrix, []frames.Timeline) {
 	th := p.settings.saturation
-	var rows []frames.SaturationRow
-	var series prom.Matrix
-	var timelines data.Frames
+	rows := make([]frames.SaturationRow, 0, len(groups))
+	series := make(prom.Matrix, 0, 3*len(groups))
+	timelines := make([]frames.Timeline, 0, len(groups))
 	for _, g := range groups {
 		v := vllm.Classify(g.steps, th)
 		rows = append(rows, frames.SaturationRow{Instance: p.builder.InstanceOf(g.labels), Engine: g.labels["engine"], Role: p.builder.RoleOf(g.labels),
 			Verdict: v.Verdict, Reason: v.Reason, Ceiling: v.Ceiling, MeanRunning: v.MeanRunning, MeanWaiting: v.MeanWaiting,
 			PeakKV: v.PeakKV, MeanPreemptions: v.MeanPreemptions, MeanArrivals: v.MeanArrivals, MeanCompletions: v.MeanCompletions})
 		series = append(series, g.series(times, v)...)
-		timelines = append(timelines, frames.VerdictTimeline(g.labels, strings.TrimSpace(p.groupName(g.labels)+" verdict"), times, v.Steps))
+		timelines = append(timelines, frames.Timeline{Labels: g.labels, Name: strings.TrimSpace(p.groupName(g.labels) + " verdict"), Verdicts: v.Steps})
 	}
 	return rows, series, timelines
 }
@@ -123,10 +122,10 @@ func (p *plan) satGroups(m prom.Matrix, times []time.Time) []*satGroup {
 	gl := p.builder.GroupLabels(p.query.Grouping)
 	byKey := map[string]*satGroup{}
 	for _, s := range m {
-		key, labels := groupKey(s.Labels, gl)
+		key := groupKey(s.Labels, gl)
 		g := byKey[key]
 		if g == nil {
-			g = &satGroup{labels: labels, steps: nanSteps(len(times)), queueChange: nans(len(times))}
+			g = &satGroup{labels: groupLabels(s.Labels, gl), steps: nanSteps(len(times)), queueChange: nans(len(times))}
 			byKey[key] = g
 		}
 		for j, t := range s.Times {
@@ -149,13 +148,28 @@ func (p *plan) satGroups(m prom.Matrix, times []time.Time) []*satGroup {
 	return out
 }
 
-func groupKey(l map[string]string, gl []string) (string, map[string]string) {
-	labels := make(map[string]string, len(gl))
+// groupKey names a series' group by its values of the group labels gl.
+// It runs once per series (ten signals per group), so it allocates only
+// where there is more than one label to join.
+func groupKey(l map[string]string, gl []string) string {
+	if len(gl) == 1 {
+		return l[gl[0]]
+	}
 	parts := make([]string, len(gl))
 	for i, k := range gl {
-		labels[k], parts[i] = l[k], l[k]
+		parts[i] = l[k]
 	}
-	return strings.Join(parts, "\x00"), labels
+	return strings.Join(parts, "\x00")
+}
+
+// groupLabels are a group's labels: its values of the group labels gl,
+// taken once, from its first series.
+func groupLabels(l map[string]string, gl []string) map[string]string {
+	labels := make(map[string]string, len(gl))
+	for _, k := range gl {
+		labels[k] = l[k]
+	}
+	return labels
 }
 
 // nans is n NaNs: no value at any step.

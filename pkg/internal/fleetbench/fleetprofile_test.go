@@ -47,6 +47,20 @@ type queryStats struct {
 // samples, most expensive first: where the table's time goes when
 // nothing else competes for Prometheus.
 func (b *tableBench) profile(t *testing.T, exprs []string, end time.Time, reps int) []exprCost {
+	return b.profileWith(t, exprs, reps, func(x string) (queryStats, error) { return b.instantStats(x, end) })
+}
+
+// profileRange is profile for range expressions over -bench.span ending
+// at end, at the env's step.
+func (b *tableBench) profileRange(t *testing.T, exprs []string, end time.Time, reps int) []exprCost {
+	return b.profileWith(t, exprs, reps, func(x string) (queryStats, error) {
+		return b.stats("query_range", url.Values{"query": {x}, "start": {strconv.FormatInt(end.Add(-*span).Unix(), 10)},
+			"end": {strconv.FormatInt(end.Unix(), 10)}, "step": {strconv.FormatFloat(b.step.Seconds(), 'f', -1, 64)}, "stats": {"all"}})
+	})
+}
+
+// profileWith runs each expression alone through run, reps times.
+func (b *tableBench) profileWith(t *testing.T, exprs []string, reps int, run func(string) (queryStats, error)) []exprCost {
 	out := make([]exprCost, 0, len(exprs))
 	for _, x := range exprs {
 		var walls []time.Duration
@@ -54,7 +68,7 @@ func (b *tableBench) profile(t *testing.T, exprs []string, end time.Time, reps i
 		var samples int64
 		for range reps {
 			start := time.Now()
-			st, err := b.instantStats(x, end)
+			st, err := run(x)
 			require.NoError(t, err, x)
 			walls = append(walls, time.Since(start))
 			evals = append(evals, st.Data.Stats.Timings.EvalTotalTime)
@@ -69,9 +83,13 @@ func (b *tableBench) profile(t *testing.T, exprs []string, end time.Time, reps i
 // instantStats sends one instant query with stats=all and decodes the
 // stats; an answer that is not a success is an error.
 func (b *tableBench) instantStats(expr string, end time.Time) (queryStats, error) {
+	return b.stats("query", url.Values{"query": {expr}, "time": {strconv.FormatInt(end.Unix(), 10)}, "stats": {"all"}})
+}
+
+// stats sends one query to the API's endpoint and decodes its stats.
+func (b *tableBench) stats(endpoint string, form url.Values) (queryStats, error) {
 	var st queryStats
-	resp, err := b.http.PostForm(b.prom.URL+"/api/v1/query", url.Values{"query": {expr},
-		"time": {strconv.FormatInt(end.Unix(), 10)}, "stats": {"all"}})
+	resp, err := b.http.PostForm(b.prom.URL+"/api/v1/"+endpoint, form)
 	if err != nil {
 		return st, err
 	}
