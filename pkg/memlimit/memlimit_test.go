@@ -51,3 +51,58 @@ func TestLimitCoversTheBudget(t *testing.T) {
 	require.Less(t, Limit(0), int64(300e6))
 	require.Greater(t, Limit(0), int64(Instances*prom.DefaultCacheBytes))
 }
+
+// TestTrackMovesTheLimit: while more data-source instances are live than
+// Instances, the limit makes room for each one's budget, and goes back as
+// they are released (a release called twice counts once); with the limit
+// from GOMEMLIMIT, tracking never moves it.
+func TestTrackMovesTheLimit(t *testing.T) {
+	before := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(before) })
+	limit := func() int64 { return debug.SetMemoryLimit(-1) }
+	base := Live()
+
+	Apply(func(string) string { return "" }, 0)
+	var releases []func()
+	for range Instances - base {
+		releases = append(releases, Track())
+	}
+	require.Equal(t, Limit(0), limit(), "up to Instances: the base limit")
+	releases = append(releases, Track(), Track())
+	require.Equal(t, int64(BaseBytes+(Instances+2)*prom.DefaultCacheBytes), limit(), "two more: room for two more budgets")
+	releases[len(releases)-1]()
+	releases[len(releases)-1]()
+	require.Equal(t, int64(BaseBytes+(Instances+1)*prom.DefaultCacheBytes), limit(), "one released (twice): one fewer")
+	releases[len(releases)-2]()
+	require.Equal(t, Limit(0), limit())
+
+	for _, r := range releases[:len(releases)-2] {
+		r()
+	}
+	require.Equal(t, base, Live(), "every instance released")
+
+	debug.SetMemoryLimit(1 << 30)
+	Apply(func(string) string { return "1GiB" }, 0)
+	for range Instances + 2 {
+		release := Track()
+		defer release()
+	}
+	require.Equal(t, int64(1<<30), limit(), "GOMEMLIMIT's limit is left alone")
+}
+
+// TestLimitFor: never room for fewer than Instances budgets.
+func TestLimitFor(t *testing.T) {
+	for _, tt := range []struct {
+		budget int64
+		live   int
+		want   int64
+	}{
+		{0, 0, 256 << 20},
+		{0, Instances, 256 << 20},
+		{0, Instances + 1, 320 << 20},
+		{32 << 20, 5, 64<<20 + 5*32<<20},
+		{-1, 1, 256 << 20},
+	} {
+		require.Equal(t, tt.want, LimitFor(tt.budget, tt.live), "budget %d, live %d", tt.budget, tt.live)
+	}
+}

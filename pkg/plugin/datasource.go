@@ -16,6 +16,7 @@ import (
 	"github.com/inferops/vllm-datasource/pkg/agentapi"
 	"github.com/inferops/vllm-datasource/pkg/health"
 	"github.com/inferops/vllm-datasource/pkg/live"
+	"github.com/inferops/vllm-datasource/pkg/memlimit"
 	"github.com/inferops/vllm-datasource/pkg/models"
 	"github.com/inferops/vllm-datasource/pkg/prom"
 	"github.com/inferops/vllm-datasource/pkg/query"
@@ -48,12 +49,16 @@ type Datasource struct {
 	redact     redactor
 	// hub runs the instance's live channels (stream.go).
 	hub live.Hub
+	// untrack ends the instance's count in the process's memory limit
+	// (pkg/memlimit.Track), which makes room for each live instance's
+	// cache.
+	untrack func()
 }
 
 // NewDatasource is the instance factory Grafana's SDK calls when a data
 // source is created or its settings change.
 func NewDatasource(ctx context.Context, s backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
-	ds := &Datasource{now: time.Now, life: newLifecycle(), redact: newRedactor(s), forwarding: forwardingOf(s)}
+	ds := &Datasource{now: time.Now, life: newLifecycle(), redact: newRedactor(s), forwarding: forwardingOf(s), untrack: memlimit.Track()}
 	ds.settings, ds.settingsErr = models.ParseSettings(models.Instance{URL: s.URL, JSONData: s.JSONData, DecryptedSecureJSONData: s.DecryptedSecureJSONData})
 	if ds.settingsErr != nil {
 		return ds, nil
@@ -107,6 +112,7 @@ func (d *Datasource) newScope(budget *prom.Budget) *scope {
 // replaced by one with new settings): it ends the requests still running
 // on this instance, waits for them, then closes the connections they used.
 func (d *Datasource) Dispose() {
+	d.untrack()
 	d.life.end()
 	if d.prom != nil {
 		d.prom.Close()

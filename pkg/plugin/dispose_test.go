@@ -18,6 +18,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend/instancemgmt"
 	"github.com/stretchr/testify/require"
 
+	"github.com/inferops/vllm-datasource/pkg/memlimit"
 	"github.com/inferops/vllm-datasource/pkg/plugin"
 )
 
@@ -173,4 +174,19 @@ func TestDisposeEndsInFlightWork(t *testing.T) {
 	resp, err := d.QueryData(context.Background(), queryReq(ds, `{"queryType":"queue"}`))
 	require.NoError(t, err)
 	require.ErrorContains(t, resp.Responses["A"].Error, "settings changed", "a disposed instance answers, it does not panic")
+}
+
+// TestInstancesCountInTheMemoryLimit: each data-source instance counts in
+// the process's memory limit from its creation to its Dispose, invalid
+// settings included (Grafana keeps and disposes those too), so a Grafana
+// with more vLLM data sources than the limit's base gets room for each
+// one's cache.
+func TestInstancesCountInTheMemoryLimit(t *testing.T) {
+	before := memlimit.Live()
+	ok := newInstance(t, settings("http://127.0.0.1:1", `{}`))
+	bad := newInstance(t, settings("http://127.0.0.1:1", `{"queryTimeout":"never"}`))
+	require.Equal(t, before+2, memlimit.Live())
+	ok.Dispose()
+	bad.Dispose()
+	require.Equal(t, before, memlimit.Live())
 }
