@@ -339,10 +339,11 @@ func requireSameVector(t *testing.T, want, got model.Vector, expr string) int {
 }
 
 // vmIdleP99 is set while the VictoriaMetrics subtests run: there the raw
-// p99 of an engine without a finished request in its window (the wedged
-// pod's) has no sample, while the recorded p99 (vmalert's replay) has one.
-// A known gap of the engine_p99 group on VictoriaMetrics, logged by
-// withoutIdle, not hidden: every engine with requests is compared.
+// quantile or mean of an engine without a finished request in its window
+// (the wedged pod's, or its server's) has no sample, while the recorded
+// one (vmalert's replay) has one. A known gap of the engine_p99 and
+// wait_quantiles groups on VictoriaMetrics, logged by withoutIdle, not
+// hidden: every engine and server with requests is compared.
 var vmIdleP99 bool
 
 // withoutIdle drops from got the series want lacks, logging each.
