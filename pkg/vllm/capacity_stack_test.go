@@ -54,3 +54,39 @@ func TestMatchVariantsSumsPerGroup(t *testing.T) {
 		"a variant counts once however many of its pods serve the group")
 	require.Equal(t, []string{"n/c"}, unmatched)
 }
+
+// TestVariantOfLongestNameWhateverTheOrder: the longest matching name
+// wins whether it is listed before or after the shorter ones.
+func TestVariantOfLongestNameWhateverTheOrder(t *testing.T) {
+	long, short := StackVariant{Name: "vllm-llama", Namespace: "x"}, StackVariant{Name: "vllm", Namespace: "x"}
+	tests := []struct {
+		name     string
+		variants []StackVariant
+		want     int
+	}{
+		{"longest first", []StackVariant{long, short}, 0},
+		{"longest last", []StackVariant{short, long}, 1},
+		{"longest between", []StackVariant{short, long, short}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Equal(t, tt.want, variantOf(tt.variants, "x", "vllm-llama-6d9c-abcde"))
+		})
+	}
+}
+
+// TestMatchVariantsOneVariantOnTwoAccelerators: the WVA labels its decision
+// with the accelerator, so one variant can appear twice (sorted by
+// accelerator, say while its series for the old accelerator is still
+// fresh). Its pods belong to the first entry; the second matches no pod
+// and is reported unmatched, so the group's desired count is not doubled.
+func TestMatchVariantsOneVariantOnTwoAccelerators(t *testing.T) {
+	desired := model.Vector{
+		{Metric: model.Metric{"variant_name": "vllm", "namespace": "n", "accelerator_type": "H100"}, Value: 5},
+		{Metric: model.Metric{"variant_name": "vllm", "namespace": "n", "accelerator_type": "A100"}, Value: 2},
+	}
+	pods := model.Vector{{Metric: model.Metric{"namespace": "n", "pod": "vllm-1", "model_name": "m"}}}
+	got, unmatched := MatchVariants(StackVariants(desired, nil), pods, func(m model.Metric) string { return string(m["model_name"]) })
+	require.Equal(t, map[string]StackDecision{"m": {Desired: 2, Variants: []string{"n/vllm"}}}, got)
+	require.Equal(t, []string{"n/vllm"}, unmatched)
+}

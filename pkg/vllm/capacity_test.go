@@ -112,6 +112,7 @@ func TestDesiredReplicas(t *testing.T) {
 		{0, 0, 2, 0.2, time.Minute, 0},    // none needs none
 		{10, 0, 0, 0.2, time.Minute, 0},   // unknown capacity: no answer
 		{10, 0, math.NaN(), 0, time.Minute, 0},
+		{10, 120, 2, 0, 0, 5}, // no drain time: the standing queue is left out, not divided by zero
 	}
 	for _, c := range cases {
 		require.Equal(t, c.want, DesiredReplicas(c.arrivals, c.waiting, c.perReplica, c.headroom, c.drain), "%+v", c)
@@ -160,4 +161,97 @@ func TestCapacityUsage(t *testing.T) {
 	require.InDelta(t, 6*30.0, e.ServerSeconds, 1e-9)
 	require.InDelta(t, 2.0/6, e.IdleShare, 1e-9)
 	require.InDelta(t, 120*30.0, e.GeneratedTokens, 1e-9)
+}
+
+// TestStalledServerIsNoReplica: a server at the range's end with work
+// queued or running (either counts) and neither tokens nor requests coming
+// out is stalled and left out of the replicas; one with any output, or
+// with no work at all (idle), is a replica.
+func TestStalledServerIsNoReplica(t *testing.T) {
+	t0, step := time.Unix(1_700_000_000, 0).UTC(), 30*time.Second
+	tests := []struct {
+		name                               string
+		waiting, running, genTPS, finished float64
+		stalled                            bool
+	}{
+		{"requests waiting, nothing out", 3, 0, 0, 0, true},
+		{"requests running, none waiting, nothing out", 0, 2, 0, 0, true},
+		{"tokens and requests out at the same rate", 3, 1, 2, 2, false},
+		{"tokens out only", 3, 1, 50, 0, false},
+		{"idle: no work and nothing out", 0, 0, 0, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := series.Matrix{
+				capSeries("m", "a", CapWaiting, t0, step, tt.waiting),
+				capSeries("m", "a", CapRunning, t0, step, tt.running),
+				capSeries("m", "a", CapGenTPS, t0, step, tt.genTPS),
+				capSeries("m", "a", CapFinished, t0, step, tt.finished),
+			}
+			g := CapacityGroups(m, []string{"model_name"}, func(ls map[string]string) string { return ls["instance"] })[0]
+			e := EstimateCapacity(g, step)
+			if tt.stalled {
+				require.Equal(t, []string{"a"}, e.Stalled)
+				require.Zero(t, e.Replicas)
+				return
+			}
+			require.Empty(t, e.Stalled)
+			require.Equal(t, 1, e.Replicas)
+		})
+	}
+}
+
+// TestEstimateCapacityShortRanges: a range of a single step is still read
+// (its servers are the replicas, its finished requests the demand), and
+// without a step the queue's growth cannot be made a rate, so the demand
+// is what finished.
+func TestEstimateCapacityShortRanges(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 0).UTC()
+	tests := []struct {
+		name     string
+		step     time.Duration
+		m        series.Matrix
+		replicas int
+		arrival  []float64
+		waiting  float64
+	}{
+		{"one step", 30 * time.Second, series.Matrix{
+			capSeries("m", "a", CapFinished, t0, time.Second, 2),
+			capSeries("m", "a", CapWaiting, t0, time.Second, 4),
+			capSeries("m", "b", CapFinished, t0, time.Second, 1),
+			capSeries("m", "b", CapWaiting, t0, time.Second, 0),
+		}, 2, []float64{3}, 4},
+		{"no step: a growing queue adds nothing", 0, series.Matrix{
+			capSeries("m", "a", CapFinished, t0, time.Second, 2, 2),
+			capSeries("m", "a", CapWaiting, t0, time.Second, 0, 30),
+		}, 1, []float64{2, 2}, 30},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := CapacityGroups(tt.m, []string{"model_name"}, func(ls map[string]string) string { return ls["instance"] })[0]
+			e := EstimateCapacity(g, tt.step)
+			require.Equal(t, tt.replicas, e.Replicas)
+			require.Equal(t, tt.arrival, e.Arrival)
+			require.InDelta(t, tt.waiting, e.Waiting, 1e-9)
+		})
+	}
+}
+
+// TestCapacityWaitReadsTheObjectivesHistogram: the measured p99 shown
+// beside the what-if is the histogram of the wait the objective names.
+func TestCapacityWaitReadsTheObjectivesHistogram(t *testing.T) {
+	b := Builder{Prefix: "vllm:", InstanceLabel: "instance"}
+	tests := []struct {
+		wait, reads, notReads string
+	}{
+		{models.CapacityTTFT, "time_to_first_token_seconds_bucket", "request_queue_time_seconds"},
+		{models.CapacityQueueTime, "request_queue_time_seconds_bucket", "time_to_first_token_seconds"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.wait, func(t *testing.T) {
+			e := b.CapacityWait(tt.wait, models.GroupModel, models.Filters{}, time.Hour)
+			require.Contains(t, e, tt.reads)
+			require.NotContains(t, e, tt.notReads)
+		})
+	}
 }

@@ -55,3 +55,52 @@ func TestContainerSignals(t *testing.T) {
 	_, err := parser.NewParser(parser.Options{}).ParseExpr(b.ContainerProbe())
 	require.NoError(t, err)
 }
+
+// TestContainerLimitsFromKubeStateMetricsReadTheKubeletsLabels: the
+// cAdvisor side of a kube-state-metrics limit ratio reads the pod and
+// container labels the settings name (legacy kubelets' pod_name and
+// container_name), and settings that name none read pod and container.
+func TestContainerLimitsFromKubeStateMetricsReadTheKubeletsLabels(t *testing.T) {
+	b := Builder{Prefix: "vllm:", InstanceLabel: "instance"}
+	tests := []struct {
+		name      string
+		cs        models.ContainerSettings
+		selection string
+	}{
+		{"legacy kubelet labels", models.ContainerSettings{PodLabel: "pod_name", ContainerLabel: "container_name"},
+			`{pod_name!="", container_name!~"|POD"}`},
+		{"no labels set: the defaults", models.ContainerSettings{}, `{pod!="", container!~"|POD"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, sig := range []string{ContainerCPUOfLimit, ContainerMemoryOfLimit} {
+				e := b.ksmLimit(sig, models.Filters{}, "1m", tt.cs)
+				_, err := parser.NewParser(parser.Options{}).ParseExpr(e)
+				require.NoError(t, err, "%s: %s", sig, e)
+				require.Contains(t, e, tt.selection, sig)
+			}
+		})
+	}
+}
+
+// TestContainerWorstByReadsTheNamedSignal: the worst container of a group
+// is taken over the signal asked for, and an unknown signal has no
+// expression to join.
+func TestContainerWorstByReadsTheNamedSignal(t *testing.T) {
+	b := Builder{Prefix: "vllm:", InstanceLabel: "instance"}
+	cs := models.DefaultContainerSettings()
+	tests := []struct {
+		signal, reads, notReads string
+	}{
+		{ContainerMemoryOfLimit, "container_memory_working_set_bytes", "container_cpu_usage_seconds_total"},
+		{ContainerCPUThrottled, "container_cpu_cfs_throttled_periods_total", "container_memory_working_set_bytes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.signal, func(t *testing.T) {
+			e := b.ContainerWorstBy(tt.signal, []string{"model_name"}, models.Filters{}, "1m", cs)
+			require.Contains(t, e, tt.reads)
+			require.NotContains(t, e, tt.notReads)
+		})
+	}
+	require.Empty(t, b.containerSignal("no_such_signal", models.Filters{}, "1m", cs))
+}

@@ -1,7 +1,10 @@
 package vllm
 
 import (
+	"strings"
 	"testing"
+
+	"github.com/prometheus/prometheus/promql/parser"
 
 	"github.com/stretchr/testify/require"
 
@@ -67,6 +70,9 @@ func TestPredates(t *testing.T) {
 		{"mixed generation: missing", GenMixed, FleetQueueP99, v043, "", false},
 		{"no evidence at all: missing", GenV0, FleetQueueP99, set(), "", false},
 		{"a signal outside the checked set", GenV0, FleetRunning, v043, "", false},
+		{"a signal outside the checked set, from an engine proved only of the first release", GenV0, FleetRunning, set(FleetWaiting), "", false},
+		{"V0 proved only of its first release (0.2.3) predates queue time", GenV0, FleetQueueP99, set(FleetWaiting, FleetKVUsage), "0.6.4", true},
+		{"V1 proved only of its first release (0.7.1) predates requests (0.7.2)", GenV1, FleetRequests, set(FleetWaiting, FleetTTFTP99), "0.7.2", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -108,4 +114,26 @@ func TestFleetEvidenceSignal(t *testing.T) {
 	require.Contains(t, s.Expr, `model_name="m"`)
 	require.Equal(t, "request_params_n_count", EvidenceName("vllm:request_params_n_count", "kserve_vllm:", "vllm:"))
 	require.Equal(t, "", EvidenceName("other_metric", "vllm:"))
+}
+
+// TestFleetEvidenceSignalParses: the evidence selector is valid PromQL with
+// and without filters, the filters joined to the name matcher by a comma.
+func TestFleetEvidenceSignalParses(t *testing.T) {
+	b := Builder{Prefix: "vllm:", InstanceLabel: "instance"}
+	tests := []struct {
+		name   string
+		f      models.Filters
+		suffix string
+	}{
+		{"no filters", models.Filters{}, `)"})`},
+		{"a model", models.Filters{Models: []string{"m"}}, `)", model_name="m"})`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := b.FleetEvidenceSignal(tt.f).Expr
+			_, err := parser.NewParser(parser.Options{}).ParseExpr(e)
+			require.NoError(t, err, e)
+			require.True(t, strings.HasSuffix(e, tt.suffix), e)
+		})
+	}
 }

@@ -98,15 +98,16 @@ func TestTranslationNamed(t *testing.T) {
 
 func TestCountersWithoutTotal(t *testing.T) {
 	tests := []struct {
-		name  string
-		names []string
-		want  string
-		two   []string
+		name    string
+		names   []string
+		want    string
+		two     []string
+		trimmed bool // some counter is stored only without _total
 	}{
-		{"trimmed only", []string{"vllm:num_requests_running", "vllm:num_preemptions"}, "rate(vllm:num_preemptions[1m])", nil},
-		{"with _total only", []string{"vllm:num_requests_running", "vllm:num_preemptions_total"}, "rate(vllm:num_preemptions_total[1m])", nil},
+		{"trimmed only", []string{"vllm:num_requests_running", "vllm:num_preemptions"}, "rate(vllm:num_preemptions[1m])", nil, true},
+		{"with _total only", []string{"vllm:num_requests_running", "vllm:num_preemptions_total"}, "rate(vllm:num_preemptions_total[1m])", nil, false},
 		{"spelled two ways", []string{"vllm:num_preemptions", "vllm:num_preemptions_total"},
-			"(rate(vllm:num_preemptions_total[1m]) or rate(vllm:num_preemptions[1m]))", []string{"num_preemptions_total"}},
+			"(rate(vllm:num_preemptions_total[1m]) or rate(vllm:num_preemptions[1m]))", []string{"num_preemptions_total"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -114,6 +115,7 @@ func TestCountersWithoutTotal(t *testing.T) {
 			require.Equal(t, tt.want, Builder{Prefix: "vllm:", InstanceLabel: "instance", Detected: d}.rateUnion(Preemptions, models.Filters{}, "", "1m"))
 			require.Equal(t, tt.two, d.TwoSpellings())
 			require.True(t, d.HasSignal(Preemptions))
+			require.Equal(t, tt.trimmed, d.TrimmedCounters)
 		})
 	}
 }

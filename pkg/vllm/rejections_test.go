@@ -106,3 +106,26 @@ func TestPreemptionsPerRequest(t *testing.T) {
 		})
 	}
 }
+
+// TestPeakInFlightCountsOnlyRefusingSteps: the in-flight peak the
+// rejecting reason quotes is taken over the steps that refused requests;
+// a longer queue at a step that refused none, or where the rejection
+// family is absent, is not the level at which the engine refuses.
+func TestPeakInFlightCountsOnlyRefusingSteps(t *testing.T) {
+	tests := []struct {
+		name  string
+		other SatStep
+	}{
+		{"a step that refused none", qStep(20)},
+		{"a step without the rejection family", func() SatStep { s := qStep(20); s.Rejected = math.NaN(); return s }()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			steps := append(repeatSteps(3, func(int) SatStep { return rejStep(1) }), tt.other)
+			v := Classify(steps, satSet)
+			require.Equal(t, VerdictRejecting, v.Verdict)
+			require.Equal(t, 6.0, v.PeakInFlight, "waiting 2 + running 4 at the refusing steps")
+			require.Contains(t, v.Reason, "waiting + running up to 6.0 while refusing")
+		})
+	}
+}

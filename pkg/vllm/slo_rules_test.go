@@ -77,3 +77,23 @@ func keys[V any](m map[string]V) []string {
 	}
 	return out
 }
+
+// TestSLORulesWhyQuotesTheBoundAsWritten: the reason the slo rules cannot
+// answer an objective quotes its bound in the shortest spelling, as the
+// user wrote it, beside the rules' own.
+func TestSLORulesWhyQuotesTheBoundAsWritten(t *testing.T) {
+	tests := []struct {
+		o    Objective
+		want string
+	}{
+		{Objective{Key: TTFT, Bound: 0.25}, "the slo rules count requests under the default bound 1, not 0.25"},
+		{Objective{Key: TTFT, Bound: 2}, "the slo rules count requests under the default bound 1, not 2"},
+		{Objective{Key: ITL, Bound: 0.125}, "the slo rules count requests under the default bound 0.1, not 0.125"},
+		{Objective{Key: TTFT, Bound: 1}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			require.Equal(t, tt.want, SLORulesWhy(tt.o))
+		})
+	}
+}
