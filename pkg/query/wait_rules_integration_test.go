@@ -19,6 +19,13 @@ import (
 // quantiles answer exactly there.
 const quantileSettings = `,"instanceLabel":"pod","selector":"cluster=\"b\""`
 
+// vmQuantileSettings are quantileSettings without the wedged pod, for
+// VictoriaMetrics' waitTime ranges: there the wedged pod's recorded
+// quantile or mean (vmalert's) still answers at steps where its raw twin
+// has none (the known gap vmIdleP99 describes, logged by the pair
+// comparison), and a range compares whole series.
+const vmQuantileSettings = `,"instanceLabel":"pod","selector":"cluster=\"b\",pod!=\"vllm-1\""`
+
 // checkWaitQuantiles asks waitTime by pod and by pod and engine on the
 // pod-labelled cluster: the quantiles read the recorded per-server and
 // per-engine quantiles, and each part equals its raw twin at the rules'
@@ -39,11 +46,15 @@ func checkWaitQuantiles(t *testing.T, url string, from, to time.Time) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.c.name, func(t *testing.T) {
+			scoped := tc.c.settings == quantileSettings
+			if scoped && vmIdleP99 {
+				tc.c.settings = vmQuantileSettings
+			}
 			ex := checkRuleCase(t, url, tc.c, from, to)
 			for _, w := range tc.want {
 				require.Contains(t, ex, w)
 			}
-			if tc.c.settings != quantileSettings {
+			if !scoped {
 				require.NotContains(t, ex, ":server_p")
 			} else {
 				require.NotContains(t, ex, "_bucket")
