@@ -79,8 +79,11 @@ func TestRulesNote(t *testing.T) {
 			"; partly loaded: vllm.recording.stall (15 of 18); raw series answer the fleet table's and saturation's stall state"},
 		// As many groups partly loaded as missing: the line must still list
 		// them, never say every group is loaded.
-		{"one group partly loaded, one missing", ruleStore{names: without(all, ":min_over_time5m", ":p99_", ":p50_", ":p90_", ":mean_", ":server_"), every: 30 * time.Second}, on,
-			"; partly loaded: vllm.recording.stall (16 of 18); missing: vllm.recording.engine_p99, vllm.recording.wait_quantiles; raw series answer"},
+		// (And, ending the line, no bucket-rate clause where no quantile
+		// group is missing: a want ending in $ is the line's end.)
+		{"one group partly loaded, one missing", ruleStore{names: without(all, ":min_over_time5m", "_slo_"), every: 30 * time.Second}, on,
+			"; partly loaded: vllm.recording.stall (16 of 18); missing: vllm.recording.slo; raw series answer the fleet table's and saturation's stall state; " +
+				"slo's burn rates (and attainment over a window of 5m–3d)$"},
 		{"none", ruleStore{}, on, "Recording rules: not found (no engine:… series): the plugin queries raw series; load deploy/prometheus/rules/vllm-recording.rules.yml"},
 		{"no recent evaluation", ruleStore{names: all}, on, "could not be measured"},
 		{"a selector on a label the rules drop", ruleStore{names: all, every: 30 * time.Second}, byJob, "every 30s, but not used: the recorded series do not keep the label job"},
@@ -93,6 +96,10 @@ func TestRulesNote(t *testing.T) {
 			got := rulesNote(context.Background(), tt.store, tt.s, time.Unix(1_800_000_000, 0))
 			if tt.want == "" {
 				require.Empty(t, got)
+				return
+			}
+			if want, ok := strings.CutSuffix(tt.want, "$"); ok {
+				require.True(t, strings.HasSuffix(got, want), "%q does not end with %q", got, want)
 				return
 			}
 			require.Contains(t, got, tt.want)
