@@ -2,10 +2,10 @@
 # Grafana with this plugin inside, for clusters that cannot download at pod start (docs/install.md, Without
 # internet access). Build it where you can reach the release, from a folder holding the unzipped archive:
 #
-#   sha256sum -c inferops-vllm-datasource-0.5.0.zip.sha256
-#   unzip inferops-vllm-datasource-0.5.0.zip          # creates inferops-vllm-datasource/
-#   docker build -f grafana-airgapped.Dockerfile -t <registry>/grafana-vllm:13.2.0-0.5.0 .
-#   docker push <registry>/grafana-vllm:13.2.0-0.5.0
+#   sha256sum -c inferops-vllm-datasource-0.6.0.zip.sha256
+#   unzip inferops-vllm-datasource-0.6.0.zip          # creates inferops-vllm-datasource/
+#   docker build -f grafana-airgapped.Dockerfile -t <registry>/grafana-vllm:13.2.0-0.6.0 .
+#   docker push <registry>/grafana-vllm:13.2.0-0.6.0
 #
 # The plugin goes to /opt/grafana-plugins, outside /var/lib/grafana, which the Helm chart and most setups cover
 # with a volume (a plugin copied under it would be hidden). The archive also holds the three dashboards

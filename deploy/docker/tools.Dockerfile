@@ -4,7 +4,7 @@
 # go-nvml with cgo, so it is built on Debian bookworm and runs on bookworm:
 # the same glibc at build and run time.
 #
-#   docker build -f deploy/docker/tools.Dockerfile --target tools -t inferops-vllm-tools:0.5.0 .
+#   docker build -f deploy/docker/tools.Dockerfile --target tools -t inferops-vllm-tools:0.6.0 .
 #
 # The Kubernetes DaemonSet (deploy/kubernetes/node-agent-daemonset.yaml) runs this image's vllm-node-agent:
 # tag it with the release and push it to your registry.
